@@ -1,0 +1,88 @@
+/**
+ * A model record: the single source of truth for routing, validation and pricing. Records live as
+ * reviewable JSON in catalog/models/*.json, are validated against catalog/model-record.schema.json and
+ * seeded into Postgres (`models` table); operators add or override records without a code change.
+ */
+
+export const MODALITIES = ['chat', 'embedding', 'image', 'speech', 'transcription', 'video', 'music'] as const;
+export type Modality = (typeof MODALITIES)[number];
+
+export interface ModelCapabilities {
+  streaming?: boolean;
+  tools?: boolean;
+  jsonMode?: boolean;
+  vision?: boolean;
+  audioInput?: boolean;
+  /** Image models that also serve /v1/images/edits. */
+  imageEdit?: boolean;
+  /** Video models that take a reference image. */
+  imageToVideo?: boolean;
+}
+
+/**
+ * Prices in credits (1 credit ~ 0.01 currency units; decimals allowed here, converted to exact integer
+ * micro-credits when loaded).
+ */
+export interface ModelPricing {
+  /** Token-priced models (chat, embedding, some image and transcription models). */
+  inputPerMTok?: number;
+  outputPerMTok?: number;
+  /**
+   * Per generated image, keyed `"<quality>:<size>"`; `*` is a wildcard on either side. Lookup order:
+   * `q:s`, `q:*`, `*:s`, `*:*`.
+   */
+  perImage?: Record<string, number>;
+  /** Per second of produced or transcribed audio/video. */
+  perSecond?: number;
+  /** Per second, by video resolution (overrides perSecond for that resolution). */
+  perSecondByResolution?: Record<string, number>;
+  /** Per 1M characters of speech input. */
+  perMCharacters?: number;
+  /** Per generated music track (plus perSecond where both are set). */
+  perTrack?: number;
+}
+
+/**
+ * One accepted request parameter: either the list of allowed values, or a rule. `requires` names another
+ * parameter whose value must be one of the given ones (e.g. output_compression only with jpeg/webp).
+ */
+export type ParamRule =
+  | Array<string | number>
+  | {
+      type?: 'integer' | 'number' | 'string' | 'boolean';
+      min?: number;
+      max?: number;
+      maxLength?: number;
+      requires?: Record<string, Array<string | number>>;
+    };
+
+/**
+ * Parameters a model accepts beyond the endpoint's required ones. A request parameter the record does not
+ * list is refused with 400 naming it. Image models list their sizes as `supported_sizes` (the public
+ * name), which governs the `size` request field; `n` carries the model's maximum.
+ */
+export type AllowedParams = Record<string, ParamRule>;
+
+export interface ModelRecord {
+  slug: string;
+  name: string;
+  provider: string;
+  upstreamId: string;
+  modality: Modality;
+  /** Image (and other) families: groups models with identical parameter sets, e.g. `dall-e-3`. */
+  family?: string;
+  ownedBy: string;
+  /** Unix seconds, as OpenAI's model objects carry. */
+  created: number;
+  capabilities: ModelCapabilities;
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  /** Embedding models: native vector length. */
+  dimensions?: number;
+  pricing: ModelPricing;
+  allowedParams: AllowedParams;
+  /** Defaults applied when the request omits them (e.g. `{"size":"1024x1024","response_format":"url"}`). */
+  defaults?: Record<string, string | number | boolean>;
+  description?: string;
+  deprecated?: boolean;
+}

@@ -1,0 +1,257 @@
+/**
+ * Shared HTTP plumbing for provider adapters: one place that turns transport failures and non-2xx
+ * answers into classified UpstreamErrors, plus an SSE reader. Adapters never classify errors themselves.
+ */
+import { UpstreamError } from '../domain/errors';
+
+export interface UpstreamRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  /** JSON bodies are serialized here; Buffers, strings and FormData are sent as they are. */
+  json?: unknown;
+  body?: RequestInit['body'];
+  signal?: AbortSignal;
+  /** Deadline for the answer's headers (and, for `readJson`/`readBytes`, its body). Default 60 s. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const MAX_ERROR_BODY = 64 * 1024;
+
+/**
+ * Sends one request upstream. Resolves with a 2xx Response whose body is still unread; throws an
+ * UpstreamError for everything else. The returned `done` must be called once the body has been consumed
+ * (it clears the deadline timer); aborting `signal` cancels the request at any point.
+ */
+export async function upstreamFetch(provider: string, url: string, req: UpstreamRequest = {}): Promise<{ response: Response; done: () => void }> {
+  const controller = new AbortController();
+  const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  let timedOut = false;
+  const timer = setTimeout(() => { timedOut = true; controller.abort(); }, timeoutMs);
+  const onAbort = () => controller.abort();
+  req.signal?.addEventListener('abort', onAbort, { once: true });
+  const done = () => { clearTimeout(timer); req.signal?.removeEventListener('abort', onAbort); };
+  if (req.signal?.aborted) controller.abort();
+
+  const headers: Record<string, string> = { ...(req.headers ?? {}) };
+  let body = req.body;
+  if (req.json !== undefined) {
+    body = JSON.stringify(req.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  let response: Response;
+  try {
+    response = await fetch(url, { method: req.method ?? (body ? 'POST' : 'GET'), headers, body, signal: controller.signal });
+  } catch (err) {
+    done();
+    throw transportError(provider, err, timedOut, req.signal);
+  }
+  if (response.ok) {
+    return {
+      response,
+      done,
+    };
+  }
+  let text = '';
+  try {
+    text = await readLimitedText(response, MAX_ERROR_BODY);
+  } catch {
+    /* the status alone classifies the failure */
+  } finally {
+    done();
+  }
+  throw classifyHttpFailure(provider, response.status, response.headers, text);
+}
+
+/** Sends a request and parses a JSON answer; a body that is not JSON is a `bad_response`. */
+export async function upstreamJson<T = unknown>(provider: string, url: string, req: UpstreamRequest = {}): Promise<{ body: T; headers: Headers; status: number }> {
+  const { response, done } = await upstreamFetch(provider, url, req);
+  try {
+    const text = await response.text();
+    try {
+      return { body: JSON.parse(text) as T, headers: response.headers, status: response.status };
+    } catch {
+      throw new UpstreamError(`${provider} returned a body that is not JSON`, { kind: 'bad_response', provider, upstreamStatus: response.status });
+    }
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    throw transportError(provider, err, false, req.signal);
+  } finally {
+    done();
+  }
+}
+
+/** Sends a request and returns the answer's bytes. */
+export async function upstreamBytes(provider: string, url: string, req: UpstreamRequest = {}): Promise<{ data: Buffer; headers: Headers }> {
+  const { response, done } = await upstreamFetch(provider, url, req);
+  try {
+    return { data: Buffer.from(await response.arrayBuffer()), headers: response.headers };
+  } catch (err) {
+    throw transportError(provider, err, false, req.signal);
+  } finally {
+    done();
+  }
+}
+
+/** Throws a `bad_response` UpstreamError unless `ok` holds; adapters call it on every parsed body. */
+export function expectShape(provider: string, ok: boolean, what: string): asserts ok {
+  if (!ok) throw new UpstreamError(`${provider} returned an unexpected response: ${what}`, { kind: 'bad_response', provider });
+}
+
+export function transportError(provider: string, err: unknown, timedOut: boolean, callerSignal?: AbortSignal): UpstreamError {
+  if (timedOut) return new UpstreamError(`${provider} did not answer in time`, { kind: 'timeout', provider });
+  if (callerSignal?.aborted) return new UpstreamError(`request to ${provider} was cancelled`, { kind: 'network', provider, code: 'upstream_cancelled' });
+  const reason = err instanceof Error ? ((err as { cause?: { code?: string } }).cause?.code ?? err.message) : String(err);
+  return new UpstreamError(`${provider} is unreachable (${reason})`, { kind: 'network', provider });
+}
+
+/** Classifies a non-2xx upstream answer exactly once. */
+export function classifyHttpFailure(provider: string, status: number, headers: Headers, bodyText: string): UpstreamError {
+  const upstreamMessage = extractErrorMessage(bodyText);
+  const retryAfterMs = parseRetryAfter(headers);
+  if (status === 429) {
+    return new UpstreamError(`${provider} is rate limiting requests${upstreamMessage ? `: ${upstreamMessage}` : ''}`, {
+      kind: 'rate_limited', provider, upstreamStatus: status, retryAfterMs,
+    });
+  }
+  if (status === 408 || status === 504) {
+    return new UpstreamError(`${provider} timed out${upstreamMessage ? `: ${upstreamMessage}` : ''}`, { kind: 'timeout', provider, upstreamStatus: status, retryAfterMs });
+  }
+  if (status >= 500 || status === 409 /* some providers signal transient conflicts/overload this way */ ) {
+    return new UpstreamError(`${provider} failed with ${status}${upstreamMessage ? `: ${upstreamMessage}` : ''}`, {
+      kind: 'server_error', provider, upstreamStatus: status, retryAfterMs,
+    });
+  }
+  if (status === 401 || status === 403) {
+    // Our credentials for the provider were refused: an operator problem, not the caller's.
+    return new UpstreamError(`${provider} refused the gateway's credentials`, { kind: 'caller_error', provider, upstreamStatus: status, code: 'provider_auth_failed' });
+  }
+  return new UpstreamError(upstreamMessage ? `${provider} rejected the request: ${upstreamMessage}` : `${provider} rejected the request (${status})`, {
+    kind: 'caller_error', provider, upstreamStatus: status,
+  });
+}
+
+/** Retry-After as seconds or an HTTP date, and the `retry-after-ms` some providers send. */
+export function parseRetryAfter(headers: Headers): number | null {
+  const ms = headers.get('retry-after-ms');
+  if (ms && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.round(Number(ms));
+  const value = headers.get('retry-after');
+  if (!value) return null;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.round(Number(value) * 1000);
+  const date = Date.parse(value);
+  if (!Number.isNaN(date)) return Math.max(0, date - Date.now());
+  return null;
+}
+
+/** Pulls a human message out of the error shapes providers use, trimmed and stripped of control chars. */
+export function extractErrorMessage(bodyText: string): string {
+  if (!bodyText) return '';
+  let message = '';
+  try {
+    const body = JSON.parse(bodyText) as Record<string, unknown>;
+    const error = body.error;
+    if (typeof error === 'string') message = error;
+    else if (error && typeof error === 'object' && typeof (error as Record<string, unknown>).message === 'string') message = (error as Record<string, string>).message;
+    else if (typeof body.message === 'string') message = body.message;
+    else if (typeof body.detail === 'string') message = body.detail;
+    else if (Array.isArray(body) && body[0] && typeof body[0].error?.message === 'string') message = body[0].error.message;
+  } catch {
+    message = bodyText.trimStart().startsWith('<') ? '' : bodyText;
+  }
+  return sanitizeMessage(message);
+}
+
+export function sanitizeMessage(message: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = message.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return clean.length > 500 ? `${clean.slice(0, 497)}...` : clean;
+}
+
+async function readLimitedText(response: Response, limit: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size >= limit) {
+      await reader.cancel().catch(() => undefined);
+      break;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, limit);
+}
+
+export interface SseEvent {
+  event: string | null;
+  data: string;
+  id: string | null;
+}
+
+/**
+ * Reads a text/event-stream body as events. `idleTimeoutMs` bounds the silence between chunks so a
+ * stalled upstream ends as a `timeout` instead of hanging forever.
+ */
+export async function* readSse(provider: string, response: Response, opts: { idleTimeoutMs?: number; signal?: AbortSignal } = {}): AsyncGenerator<SseEvent> {
+  if (!response.body) return;
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const idleTimeoutMs = opts.idleTimeoutMs ?? 120_000;
+  let buffer = '';
+  let event: string | null = null;
+  let id: string | null = null;
+  let data: string[] = [];
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const idle = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new UpstreamError(`${provider} stream stalled`, { kind: 'timeout', provider })), idleTimeoutMs);
+      });
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await Promise.race([reader.read(), idle]);
+      } catch (err) {
+        if (err instanceof UpstreamError) throw err;
+        throw transportError(provider, err, false, opts.signal);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      let newline: number;
+      while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
+        if (line === '') {
+          if (data.length > 0 || event !== null) yield { event, data: data.join('\n'), id };
+          event = null;
+          data = [];
+          continue;
+        }
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? '' : line.slice(colon + 1);
+        if (value.startsWith(' ')) value = value.slice(1);
+        if (field === 'data') data.push(value);
+        else if (field === 'event') event = value;
+        else if (field === 'id') id = value;
+      }
+    }
+    if (data.length > 0) yield { event, data: data.join('\n'), id };
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+/** Parses one SSE data payload as JSON, classifying garbage as `bad_response`. */
+export function parseSseJson<T = unknown>(provider: string, data: string): T {
+  try {
+    return JSON.parse(data) as T;
+  } catch {
+    throw new UpstreamError(`${provider} sent a stream event that is not JSON`, { kind: 'bad_response', provider });
+  }
+}

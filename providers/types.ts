@@ -1,0 +1,291 @@
+/**
+ * The adapter interface every provider wire family implements, one small interface per modality.
+ * Requests and results are the gateway's canonical shapes (OpenAI-like, since that is our public wire
+ * format); each adapter translates them to and from its provider's wire format. Binary outputs are
+ * Buffers; callers decide where they are stored.
+ */
+
+/** Closed union: why a generation stopped. */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
+
+/** Closed usage shape for token-priced calls. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Per call: cancellation, the gateway request id, and the per-attempt timeout. */
+export interface CallContext {
+  signal?: AbortSignal;
+  requestId: string;
+  /** Upper bound for one upstream attempt (connect + full response, or first byte for streams). */
+  timeoutMs?: number;
+  /** Test/demo knobs forwarded from the client (e.g. `x-simulate-failure`), only honoured by `simulated`. */
+  simulate?: SimulationDirective;
+}
+
+/** Tells the `simulated` provider to misbehave, so retries and fallbacks can be shown live. */
+export interface SimulationDirective {
+  /** `429`, `500`, `503`, `timeout`, `slow`, `malformed`, `400`. */
+  failure?: string;
+  /** How many attempts fail before it succeeds (default: every attempt). */
+  failTimes?: number;
+  /** Attempt number of this call (1-based), so `failTimes` is deterministic across retries. */
+  attempt?: number;
+  /** For `slow`: delay before answering, ms. */
+  delayMs?: number;
+}
+
+// ---------------------------------------------------------------- chat
+
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+  | { type: 'input_audio'; input_audio: { data: string; format: string } }
+  | { type: 'file'; file: { file_id?: string; filename?: string; file_data?: string } };
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string | ChatContentPart[]; name?: string }
+  | { role: 'user'; content: string | ChatContentPart[]; name?: string }
+  | { role: 'assistant'; content: string | ChatContentPart[] | null; tool_calls?: ChatToolCall[]; name?: string }
+  | { role: 'tool'; content: string | ChatContentPart[]; tool_call_id: string };
+
+export interface ChatTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+}
+
+export type ChatToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+export type ChatResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string } };
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  tools?: ChatTool[];
+  toolChoice?: ChatToolChoice;
+  parallelToolCalls?: boolean;
+  responseFormat?: ChatResponseFormat;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  user?: string;
+}
+
+export interface ChatResult {
+  /** Text of the answer, null when the model only called tools. */
+  content: string | null;
+  toolCalls: ChatToolCall[];
+  finishReason: FinishReason;
+  usage: TokenUsage;
+  /** The provider's response id, for support. */
+  upstreamId?: string;
+}
+
+/** Parts of a streamed answer, in order. Exactly one `finish` part ends a successful stream. */
+export type ChatStreamPart =
+  | { type: 'text-delta'; delta: string }
+  | { type: 'tool-call-delta'; index: number; id?: string; name?: string; argumentsDelta: string }
+  | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage };
+
+export interface ChatModelAdapter {
+  doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult>;
+  /** Errors before the first part are thrown from the first `next()`; later ones end the iteration. */
+  doStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatStreamPart>;
+}
+
+// ---------------------------------------------------------------- embeddings
+
+export interface EmbeddingRequest {
+  input: string[];
+  dimensions?: number;
+}
+
+export interface EmbeddingResult {
+  embeddings: number[][];
+  usage: { inputTokens: number };
+}
+
+export interface EmbeddingModelAdapter {
+  doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult>;
+}
+
+// ---------------------------------------------------------------- images
+
+export interface GeneratedImage {
+  /** Raw bytes, when the provider returned them inline (or we fetched them). */
+  data?: Buffer;
+  /** A provider-hosted URL, when it returned one instead of bytes. */
+  url?: string;
+  mediaType: string;
+  revisedPrompt?: string;
+}
+
+export interface ImageGenerateRequest {
+  prompt: string;
+  n: number;
+  size?: string;
+  /** Every other validated parameter (quality, style, background, aspect_ratio, seed, ...), as sent. */
+  params: Record<string, unknown>;
+}
+
+export interface ImageInputFile {
+  data: Buffer;
+  filename: string;
+  mediaType: string;
+}
+
+export interface ImageEditRequest extends ImageGenerateRequest {
+  images: ImageInputFile[];
+  mask?: ImageInputFile;
+}
+
+export interface ImageResult {
+  images: GeneratedImage[];
+  usage?: TokenUsage;
+}
+
+export interface ImageModelAdapter {
+  doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult>;
+  doEdit?(req: ImageEditRequest, ctx: CallContext): Promise<ImageResult>;
+}
+
+// ---------------------------------------------------------------- speech
+
+export type SpeechFormat = 'mp3' | 'opus' | 'aac' | 'flac' | 'wav' | 'pcm';
+
+export interface SpeechRequest {
+  input: string;
+  voice: string;
+  format: SpeechFormat;
+  speed: number;
+  instructions?: string;
+}
+
+export interface SpeechResult {
+  audio: Buffer;
+  mediaType: string;
+  /** Length of the produced audio, when known. */
+  seconds?: number;
+}
+
+export interface SpeechModelAdapter {
+  doSynthesize(req: SpeechRequest, ctx: CallContext): Promise<SpeechResult>;
+}
+
+// ---------------------------------------------------------------- transcription
+
+export interface TranscriptionRequest {
+  audio: Buffer;
+  filename: string;
+  mediaType: string;
+  language?: string;
+  prompt?: string;
+  temperature?: number;
+}
+
+export interface TranscriptionSegment {
+  id: number;
+  start: number;
+  end: number;
+  text: string;
+}
+
+export interface TranscriptionResult {
+  text: string;
+  language?: string;
+  durationSeconds: number;
+  segments: TranscriptionSegment[];
+}
+
+export interface TranscriptionModelAdapter {
+  doTranscribe(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult>;
+}
+
+// ---------------------------------------------------------------- video (long-running)
+
+export interface VideoSubmitRequest {
+  prompt: string;
+  durationSeconds?: number;
+  resolution?: string;
+  aspectRatio?: string;
+  n: number;
+  image?: { data: Buffer; mediaType: string };
+  personGeneration?: 'dont_allow' | 'allow_adult' | 'allow_all';
+  params: Record<string, unknown>;
+}
+
+export type VideoPollResult =
+  | { status: 'processing'; progress?: number }
+  | { status: 'succeeded'; videos: Array<{ url: string; mediaType: string; durationSeconds?: number }> }
+  | { status: 'failed'; error: string; retryable?: boolean };
+
+export interface VideoModelAdapter {
+  doSubmit(req: VideoSubmitRequest, ctx: CallContext): Promise<{ operationId: string }>;
+  doPoll(operationId: string, ctx: CallContext): Promise<VideoPollResult>;
+}
+
+// ---------------------------------------------------------------- music
+
+export interface MusicRequest {
+  prompt: string;
+  durationSeconds: number;
+  format: 'mp3' | 'wav';
+  params: Record<string, unknown>;
+}
+
+export type MusicPollResult =
+  | { status: 'processing'; progress?: number }
+  | { status: 'succeeded'; tracks: Array<{ url?: string; data?: Buffer; mediaType: string; durationSeconds: number }> }
+  | { status: 'failed'; error: string };
+
+/** Music providers are long-running jobs upstream, like video. */
+export interface MusicModelAdapter {
+  doSubmit(req: MusicRequest, ctx: CallContext): Promise<{ operationId: string }>;
+  doPoll(operationId: string, ctx: CallContext): Promise<MusicPollResult>;
+}
+
+// ---------------------------------------------------------------- provider
+
+/**
+ * One provider instance (a wire family bound to a base URL and credentials). Each modality method binds
+ * an adapter to the provider's own model id (the catalog's `upstreamId`, never our slug).
+ */
+export interface Provider {
+  readonly id: string;
+  readonly family: string;
+  /** False when required credentials are missing; models are then reported unavailable. */
+  readonly configured: boolean;
+  chat?(upstreamModel: string): ChatModelAdapter;
+  embedding?(upstreamModel: string): EmbeddingModelAdapter;
+  image?(upstreamModel: string): ImageModelAdapter;
+  speech?(upstreamModel: string): SpeechModelAdapter;
+  transcription?(upstreamModel: string): TranscriptionModelAdapter;
+  video?(upstreamModel: string): VideoModelAdapter;
+  music?(upstreamModel: string): MusicModelAdapter;
+}
+
+/** What a wire family's factory receives for one configured host. */
+export interface ProviderOptions {
+  /** Provider id as the catalog names it (`openai`, `groq`, `anthropic`, ...). */
+  id: string;
+  baseUrl: string;
+  /** Absent when the operator did not configure credentials: `configured` is then false. */
+  apiKey?: string;
+  /** Extra headers some hosts need (API version pins, organization ids). */
+  headers?: Record<string, string>;
+  /** Default per-attempt deadline for this host. */
+  timeoutMs?: number;
+}
