@@ -229,7 +229,8 @@ export interface VideoSubmitRequest {
 
 export type VideoPollResult =
   | { status: 'processing'; progress?: number }
-  | { status: 'succeeded'; videos: Array<{ url: string; mediaType: string; durationSeconds?: number }> }
+  /** Each video is a provider URL to download, or (providers that answer inline) the bytes. */
+  | { status: 'succeeded'; videos: Array<{ url?: string; data?: Buffer; mediaType: string; durationSeconds?: number }> }
   | { status: 'failed'; error: string; retryable?: boolean };
 
 export interface VideoModelAdapter {
@@ -243,18 +244,17 @@ export interface MusicRequest {
   prompt: string;
   durationSeconds: number;
   format: 'mp3' | 'wav';
+  /** Other validated parameters (seed, instrumental, ...), as sent. */
   params: Record<string, unknown>;
 }
 
-export type MusicPollResult =
-  | { status: 'processing'; progress?: number }
-  | { status: 'succeeded'; tracks: Array<{ url?: string; data?: Buffer; mediaType: string; durationSeconds: number }> }
-  | { status: 'failed'; error: string };
+export interface MusicResult {
+  tracks: Array<{ data: Buffer; mediaType: string; durationSeconds: number }>;
+}
 
-/** Music providers are long-running jobs upstream, like video. */
+/** Music providers answer with the audio (they may take tens of seconds). */
 export interface MusicModelAdapter {
-  doSubmit(req: MusicRequest, ctx: CallContext): Promise<{ operationId: string }>;
-  doPoll(operationId: string, ctx: CallContext): Promise<MusicPollResult>;
+  doGenerate(req: MusicRequest, ctx: CallContext): Promise<MusicResult>;
 }
 
 // ---------------------------------------------------------------- provider
