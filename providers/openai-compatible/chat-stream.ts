@@ -1,0 +1,68 @@
+/** Streamed chat completions: OpenAI's SSE chunks turned into ChatStreamParts. */
+import { UpstreamError } from '../../domain/errors';
+import { expectShape, extractErrorMessage, parseSseJson, readSse, upstreamFetch } from '../http';
+import type { CallContext, ChatStreamPart, FinishReason, TokenUsage } from '../types';
+import { bindBodyToSignal } from './cancellable-body';
+import { contentText, mapFinishReason, mapUsage } from './chat-wire';
+import type { OpenAICompatibleClient } from './client';
+import { isObject, isOptionalString, type JsonObject } from './shape';
+
+export async function* streamChatCompletion(client: OpenAICompatibleClient, body: JsonObject, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
+  const provider = client.providerId;
+  const { response, done } = await upstreamFetch(provider, client.url('/chat/completions'), client.request(ctx, { json: body, headers: { accept: 'text/event-stream' } }));
+  // The per-attempt deadline bounds the wait for the first byte; the stream itself is bounded by
+  // readSse's idle timeout and by the caller's signal.
+  done();
+  let finishReason: FinishReason | null = null;
+  let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  for await (const event of readSse(provider, bindBodyToSignal(response, ctx.signal), { signal: ctx.signal })) {
+    const data = event.data.trim();
+    if (data === '[DONE]') {
+      yield { type: 'finish', finishReason: finishReason ?? 'stop', usage };
+      return;
+    }
+    if (data === '') continue;
+    const chunk = parseSseJson(provider, data);
+    expectShape(provider, isObject(chunk), 'stream chunk is not an object');
+    if (chunk.error !== undefined) {
+      // A failure after the 200: the host gave up mid-answer, which is worth a retry.
+      const message = extractErrorMessage(data);
+      throw new UpstreamError(`${provider} failed during the stream${message ? `: ${message}` : ''}`, { kind: 'server_error', provider });
+    }
+    if (isObject(chunk.usage)) usage = mapUsage(chunk.usage);
+    const choices = chunk.choices ?? [];
+    expectShape(provider, Array.isArray(choices), 'stream chunk choices are not a list');
+    const choice = choices[0];
+    if (!isObject(choice)) continue;
+    if (isObject(choice.delta)) yield* deltaParts(provider, choice.delta);
+    if (choice.finish_reason !== undefined && choice.finish_reason !== null) finishReason = mapFinishReason(choice.finish_reason);
+  }
+  // The body ended without `[DONE]`: a host that just closes after the last chunk has still finished
+  // when it named a finish reason; otherwise the answer was cut off.
+  if (finishReason === null) {
+    throw new UpstreamError(`${provider} ended the stream before it finished`, { kind: 'network', provider, code: 'upstream_stream_truncated' });
+  }
+  yield { type: 'finish', finishReason, usage };
+}
+
+function* deltaParts(provider: string, delta: JsonObject): Generator<ChatStreamPart> {
+  expectShape(provider, isOptionalString(delta.refusal) && (delta.content === undefined || delta.content === null || typeof delta.content === 'string' || Array.isArray(delta.content)), 'stream delta content is not text');
+  const text = contentText(delta.content) ?? delta.refusal;
+  if (text) yield { type: 'text-delta', delta: text };
+  if (delta.tool_calls === undefined || delta.tool_calls === null) return;
+  expectShape(provider, Array.isArray(delta.tool_calls), 'stream tool calls are not a list');
+  for (const [position, call] of delta.tool_calls.entries()) {
+    expectShape(provider, isObject(call), 'stream tool call is not an object');
+    const fn = isObject(call.function) ? call.function : {};
+    expectShape(provider, isOptionalString(call.id) && isOptionalString(fn.name), 'stream tool call id or name is not text');
+    const args = fn.arguments;
+    yield {
+      type: 'tool-call-delta',
+      // Hosts that send each call whole in one chunk sometimes omit the index.
+      index: typeof call.index === 'number' ? call.index : position,
+      ...(typeof call.id === 'string' && call.id ? { id: call.id } : {}),
+      ...(typeof fn.name === 'string' && fn.name ? { name: fn.name } : {}),
+      argumentsDelta: typeof args === 'string' ? args : isObject(args) ? JSON.stringify(args) : '',
+    };
+  }
+}

@@ -1,0 +1,30 @@
+/** `/embeddings`: always asks for floats; the API re-encodes for clients that asked for base64. */
+import { expectShape, upstreamJson } from '../http';
+import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingResult } from '../types';
+import type { OpenAICompatibleClient } from './client';
+import { isFiniteNumber, isObject, tokenCount, type JsonObject } from './shape';
+
+export class OpenAICompatibleEmbeddingModel implements EmbeddingModelAdapter {
+  constructor(private readonly client: OpenAICompatibleClient, private readonly model: string) {}
+
+  async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
+    const provider = this.client.providerId;
+    const json: JsonObject = { model: this.model, input: req.input, encoding_format: 'float' };
+    if (req.dimensions !== undefined) json.dimensions = req.dimensions;
+    const { body } = await upstreamJson(provider, this.client.url('/embeddings'), this.client.request(ctx, { json }));
+    expectShape(provider, isObject(body) && Array.isArray(body.data), 'embeddings without data');
+    const items = body.data as unknown[];
+    expectShape(provider, items.every(isEmbeddingItem), 'embedding items are not float vectors with an index');
+    expectShape(provider, items.length === req.input.length, `${items.length} embeddings for ${req.input.length} inputs`);
+    const sorted = [...(items as Array<{ index: number; embedding: number[] }>)].sort((a, b) => a.index - b.index);
+    const usage = isObject(body.usage) ? body.usage : {};
+    return {
+      embeddings: sorted.map((item) => item.embedding),
+      usage: { inputTokens: tokenCount(usage.prompt_tokens ?? usage.total_tokens) },
+    };
+  }
+}
+
+function isEmbeddingItem(item: unknown): boolean {
+  return isObject(item) && Number.isInteger(item.index) && Array.isArray(item.embedding) && item.embedding.every(isFiniteNumber);
+}

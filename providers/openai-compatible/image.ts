@@ -1,0 +1,80 @@
+/** `/images/generations` (JSON) and `/images/edits` (multipart), both answering OpenAI's ImagesResponse. */
+import { expectShape, upstreamJson } from '../http';
+import type { CallContext, GeneratedImage, ImageEditRequest, ImageGenerateRequest, ImageModelAdapter, ImageResult } from '../types';
+import type { OpenAICompatibleClient } from './client';
+import { isObject, isOptionalString, tokenCount, type JsonObject } from './shape';
+
+/** Streaming image generation is not part of this adapter; these would turn the answer into SSE. */
+const STREAM_ONLY_PARAMS = new Set(['stream', 'partial_images']);
+
+const FORMAT_MEDIA_TYPES: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', jpg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' };
+
+export class OpenAICompatibleImageModel implements ImageModelAdapter {
+  constructor(private readonly client: OpenAICompatibleClient, private readonly model: string) {}
+
+  async doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult> {
+    const json: JsonObject = { ...passThroughParams(req.params), model: this.model, prompt: req.prompt, n: req.n };
+    if (req.size !== undefined) json.size = req.size;
+    const { body } = await upstreamJson(this.client.providerId, this.client.url('/images/generations'), this.client.request(ctx, { json }));
+    return this.result(body, req.params);
+  }
+
+  async doEdit(req: ImageEditRequest, ctx: CallContext): Promise<ImageResult> {
+    const form = new FormData();
+    form.append('model', this.model);
+    form.append('prompt', req.prompt);
+    form.append('n', String(req.n));
+    if (req.size !== undefined) form.append('size', req.size);
+    for (const [name, value] of Object.entries(passThroughParams(req.params))) {
+      if (name === 'model' || name === 'prompt' || name === 'n' || name === 'size' || value === undefined || value === null) continue;
+      form.append(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
+    }
+    // OpenAI takes one image as `image` and several as the array field `image[]`.
+    const imageField = req.images.length > 1 ? 'image[]' : 'image';
+    for (const image of req.images) form.append(imageField, new Blob([image.data], { type: image.mediaType }), image.filename);
+    if (req.mask) form.append('mask', new Blob([req.mask.data], { type: req.mask.mediaType }), req.mask.filename);
+    const { body } = await upstreamJson(this.client.providerId, this.client.url('/images/edits'), this.client.request(ctx, { body: form }));
+    return this.result(body, req.params);
+  }
+
+  private result(body: unknown, params: Record<string, unknown>): ImageResult {
+    const provider = this.client.providerId;
+    expectShape(provider, isObject(body) && Array.isArray(body.data) && body.data.length > 0, 'image response without data');
+    const items = body.data as unknown[];
+    expectShape(provider, items.every(isImageItem), 'image items carry neither b64_json nor url');
+    const format = typeof body.output_format === 'string' ? body.output_format : typeof params.output_format === 'string' ? params.output_format : undefined;
+    const images = (items as JsonObject[]).map((item) => toGeneratedImage(item, format));
+    const usage = isObject(body.usage) ? { inputTokens: tokenCount(body.usage.input_tokens), outputTokens: tokenCount(body.usage.output_tokens) } : undefined;
+    return usage ? { images, usage } : { images };
+  }
+}
+
+function passThroughParams(params: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(params).filter(([name, value]) => !STREAM_ONLY_PARAMS.has(name) && value !== undefined));
+}
+
+function isImageItem(item: unknown): boolean {
+  if (!isObject(item) || !isOptionalString(item.revised_prompt)) return false;
+  return (typeof item.b64_json === 'string' && item.b64_json.length > 0) || (typeof item.url === 'string' && item.url.length > 0);
+}
+
+function toGeneratedImage(item: JsonObject, format: string | undefined): GeneratedImage {
+  const revisedPrompt = typeof item.revised_prompt === 'string' && item.revised_prompt ? { revisedPrompt: item.revised_prompt } : {};
+  if (typeof item.b64_json === 'string' && item.b64_json) {
+    return { data: Buffer.from(item.b64_json, 'base64'), mediaType: mediaTypeOf(format), ...revisedPrompt };
+  }
+  const url = item.url as string;
+  return { url, mediaType: mediaTypeOf(format ?? extensionOf(url)), ...revisedPrompt };
+}
+
+function mediaTypeOf(format: string | undefined): string {
+  return (format && FORMAT_MEDIA_TYPES[format.toLowerCase()]) || 'image/png';
+}
+
+function extensionOf(url: string): string | undefined {
+  try {
+    return /\.([a-z0-9]+)$/i.exec(new URL(url).pathname)?.[1];
+  } catch {
+    return undefined;
+  }
+}

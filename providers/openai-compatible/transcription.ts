@@ -1,0 +1,44 @@
+/** `/audio/transcriptions`: multipart upload, verbose JSON back for the duration and segments. */
+import { expectShape, upstreamJson } from '../http';
+import type { CallContext, TranscriptionModelAdapter, TranscriptionRequest, TranscriptionResult, TranscriptionSegment } from '../types';
+import type { OpenAICompatibleClient } from './client';
+import { isFiniteNumber, isObject, type JsonObject } from './shape';
+
+export class OpenAICompatibleTranscriptionModel implements TranscriptionModelAdapter {
+  constructor(private readonly client: OpenAICompatibleClient, private readonly model: string) {}
+
+  async doTranscribe(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult> {
+    const provider = this.client.providerId;
+    const plainJson = this.client.appliesTo(this.client.options.plainJsonTranscription, this.model);
+    const form = new FormData();
+    form.append('file', new Blob([req.audio], { type: req.mediaType }), req.filename);
+    form.append('model', this.model);
+    form.append('response_format', plainJson ? 'json' : 'verbose_json');
+    if (req.language !== undefined) form.append('language', req.language);
+    if (req.prompt !== undefined) form.append('prompt', req.prompt);
+    if (req.temperature !== undefined) form.append('temperature', String(req.temperature));
+    const { body } = await upstreamJson(provider, this.client.url('/audio/transcriptions'), this.client.request(ctx, { body: form }));
+    expectShape(provider, isObject(body) && typeof body.text === 'string', 'transcription without text');
+    const segments = Array.isArray(body.segments) ? body.segments.filter(isSegment).map(toSegment) : [];
+    const language = typeof body.language === 'string' && body.language ? { language: body.language } : {};
+    return { text: body.text as string, ...language, durationSeconds: durationOf(body, segments), segments };
+  }
+}
+
+/**
+ * Verbose answers carry `duration`; plain ones from newer models report `usage.seconds`; otherwise the
+ * last segment's end is the best we have, and 0 means unknown (the caller then estimates).
+ */
+function durationOf(body: JsonObject, segments: TranscriptionSegment[]): number {
+  if (isFiniteNumber(body.duration) && body.duration >= 0) return body.duration;
+  if (isObject(body.usage) && isFiniteNumber(body.usage.seconds) && body.usage.seconds >= 0) return body.usage.seconds;
+  return segments.length > 0 ? Math.max(...segments.map((segment) => segment.end)) : 0;
+}
+
+function isSegment(value: unknown): value is JsonObject {
+  return isObject(value) && isFiniteNumber(value.start) && isFiniteNumber(value.end) && typeof value.text === 'string';
+}
+
+function toSegment(segment: JsonObject, position: number): TranscriptionSegment {
+  return { id: isFiniteNumber(segment.id) ? segment.id : position, start: segment.start as number, end: segment.end as number, text: segment.text as string };
+}
