@@ -1,0 +1,73 @@
+/**
+ * Voyage embeddings: `POST /v1/embeddings`, answered OpenAI-style with `data[].embedding` tagged by
+ * `index`. Voyage caps both texts and tokens per call, so larger inputs go out in consecutive batches
+ * that share the call's deadline.
+ */
+import { UpstreamError } from '../../domain/errors';
+import { expectShape, upstreamJson } from '../http';
+import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingResult, ProviderOptions } from '../types';
+
+/** Well under Voyage's 1000-text limit, so a batch of long texts stays under its per-call token limit too. */
+const MAX_TEXTS_PER_CALL = 128;
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+interface VoyageEmbeddingsResponse {
+  data?: unknown;
+  usage?: { total_tokens?: unknown };
+}
+
+interface VoyageEmbedding {
+  embedding: number[];
+  index: number;
+}
+
+export function createVoyageEmbedding(options: ProviderOptions, upstreamModel: string): EmbeddingModelAdapter {
+  const provider = options.id;
+  const url = `${options.baseUrl.replace(/\/+$/, '')}/v1/embeddings`;
+
+  return {
+    async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
+      const apiKey = options.apiKey;
+      if (!apiKey) throw new UpstreamError(`${provider} is not configured (no API key)`, { kind: 'not_configured', provider });
+      const deadline = Date.now() + (ctx.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      const embeddings: number[][] = [];
+      let inputTokens = 0;
+      for (let start = 0; start < req.input.length; start += MAX_TEXTS_PER_CALL) {
+        const input = req.input.slice(start, start + MAX_TEXTS_PER_CALL);
+        const { body } = await upstreamJson<VoyageEmbeddingsResponse>(provider, url, {
+          method: 'POST',
+          headers: { ...(options.headers ?? {}), authorization: `Bearer ${apiKey}`, accept: 'application/json' },
+          json: { input, model: upstreamModel, ...(req.dimensions !== undefined ? { output_dimension: req.dimensions } : {}) },
+          signal: ctx.signal,
+          timeoutMs: Math.max(1, deadline - Date.now()),
+        });
+        const data = body?.data;
+        expectShape(provider, isEmbeddingList(data, input.length), 'data does not hold one embedding per input');
+        embeddings.push(...[...data].sort((a, b) => a.index - b.index).map((d) => d.embedding));
+        inputTokens += usedTokens(body, input);
+      }
+      return { embeddings, usage: { inputTokens } };
+    },
+  };
+}
+
+/** One entry per input, each index used exactly once, each embedding a non-empty list of numbers. */
+function isEmbeddingList(value: unknown, count: number): value is VoyageEmbedding[] {
+  if (!Array.isArray(value) || value.length !== count) return false;
+  const seen = new Set<number>();
+  for (const item of value) {
+    if (!item || typeof item !== 'object') return false;
+    const { embedding, index } = item as Record<string, unknown>;
+    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= count || seen.has(index)) return false;
+    if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((x) => typeof x === 'number')) return false;
+    seen.add(index);
+  }
+  return true;
+}
+
+function usedTokens(body: VoyageEmbeddingsResponse, input: string[]): number {
+  const total = body.usage?.total_tokens;
+  if (typeof total === 'number' && Number.isFinite(total) && total >= 0) return total;
+  // Without Voyage's count, bill a rough four characters a token rather than nothing.
+  return Math.ceil(input.reduce((sum, t) => sum + t.length, 0) / 4);
+}
