@@ -20,16 +20,18 @@ const MAX_ERROR_BODY = 64 * 1024;
 
 /**
  * Sends one request upstream. Resolves with a 2xx Response whose body is still unread; throws an
- * UpstreamError for everything else. The returned `done` must be called once the body has been consumed
- * (it clears the deadline timer); aborting `signal` cancels the request at any point.
+ * UpstreamError for everything else. Aborting `signal` cancels the request, body included, until `done`
+ * runs. `done` must be called once the body has been consumed. A stream calls `endDeadline` once its
+ * headers arrived: the deadline then stops (idle time is bounded by readSse) while cancellation stays.
  */
-export async function upstreamFetch(provider: string, url: string, req: UpstreamRequest = {}): Promise<{ response: Response; done: () => void }> {
+export async function upstreamFetch(provider: string, url: string, req: UpstreamRequest = {}): Promise<{ response: Response; done: () => void; endDeadline: () => void }> {
   const controller = new AbortController();
   const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let timedOut = false;
   const timer = setTimeout(() => { timedOut = true; controller.abort(); }, timeoutMs);
   const onAbort = () => controller.abort();
   req.signal?.addEventListener('abort', onAbort, { once: true });
+  const endDeadline = () => clearTimeout(timer);
   const done = () => { clearTimeout(timer); req.signal?.removeEventListener('abort', onAbort); };
   if (req.signal?.aborted) controller.abort();
 
@@ -47,10 +49,7 @@ export async function upstreamFetch(provider: string, url: string, req: Upstream
     throw transportError(provider, err, timedOut, req.signal);
   }
   if (response.ok) {
-    return {
-      response,
-      done,
-    };
+    return { response, done, endDeadline };
   }
   let text = '';
   try {
@@ -122,6 +121,12 @@ export function classifyHttpFailure(provider: string, status: number, headers: H
       kind: 'server_error', provider, upstreamStatus: status, retryAfterMs,
     });
   }
+  if (status === 403 && /moderat|content[_ ]?filter|safety/i.test(bodyText)) {
+    // Some providers (Stability) answer moderated content with 403: the caller's content, not our key.
+    return new UpstreamError(upstreamMessage ? `${provider} refused the content: ${upstreamMessage}` : `${provider} refused the content`, {
+      kind: 'caller_error', provider, upstreamStatus: 400, code: 'content_filtered',
+    });
+  }
   if (status === 401 || status === 403) {
     // Our credentials for the provider were refused: an operator problem, not the caller's.
     return new UpstreamError(`${provider} refused the gateway's credentials`, { kind: 'caller_error', provider, upstreamStatus: status, code: 'provider_auth_failed' });
@@ -154,6 +159,7 @@ export function extractErrorMessage(bodyText: string): string {
     else if (error && typeof error === 'object' && typeof (error as Record<string, unknown>).message === 'string') message = (error as Record<string, string>).message;
     else if (typeof body.message === 'string') message = body.message;
     else if (typeof body.detail === 'string') message = body.detail;
+    else if (Array.isArray(body.errors) && body.errors.length) message = body.errors.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))).join('; ');
     else if (Array.isArray(body) && body[0] && typeof body[0].error?.message === 'string') message = body[0].error.message;
   } catch {
     message = bodyText.trimStart().startsWith('<') ? '' : bodyText;
