@@ -29,7 +29,8 @@ export interface ModelPricing {
   outputPerMTok?: number;
   /**
    * Per generated image, keyed `"<quality>:<size>"`; `*` is a wildcard on either side. Lookup order:
-   * `q:s`, `q:*`, `*:s`, `*:*`.
+   * `q:s`, `q:*`, `*:s`, `*:*`. Models without `quality` but priced by output resolution put their
+   * `image_size` (`1K`, `2K`, `4K`) in the quality slot.
    */
   perImage?: Record<string, number>;
   /** Per second of produced or transcribed audio/video. */
@@ -45,14 +46,21 @@ export interface ModelPricing {
 /**
  * One accepted request parameter: either the list of allowed values, or a rule. `requires` names another
  * parameter whose value must be one of the given ones (e.g. output_compression only with jpeg/webp).
+ * A rule with no constraints (`{}`) accepts the parameter as is (its shape is the endpoint schema's job,
+ * e.g. chat `tools`). Lists match a value's `type` when the value is an object (chat `response_format`,
+ * `tool_choice`) and every entry when it is an array (`timestamp_granularities`).
  */
 export type ParamRule =
   | Array<string | number>
   | {
       type?: 'integer' | 'number' | 'string' | 'boolean';
+      /** The allowed values, for a list that also needs `requires` (a bare array is the usual form). */
+      values?: Array<string | number>;
       min?: number;
       max?: number;
       maxLength?: number;
+      /** Array-valued parameters (e.g. `stop`): at most this many entries; a single value counts as one. */
+      maxItems?: number;
       requires?: Record<string, Array<string | number>>;
     };
 
