@@ -107,7 +107,7 @@ export function transportError(provider: string, err: unknown, timedOut: boolean
 /** Classifies a non-2xx upstream answer exactly once. */
 export function classifyHttpFailure(provider: string, status: number, headers: Headers, bodyText: string): UpstreamError {
   const upstreamMessage = extractErrorMessage(bodyText);
-  const retryAfterMs = parseRetryAfter(headers);
+  const retryAfterMs = parseRetryAfter(headers) ?? parseBodyRetryDelay(bodyText);
   if (status === 429) {
     return new UpstreamError(`${provider} is rate limiting requests${upstreamMessage ? `: ${upstreamMessage}` : ''}`, {
       kind: 'rate_limited', provider, upstreamStatus: status, retryAfterMs,
@@ -127,7 +127,7 @@ export function classifyHttpFailure(provider: string, status: number, headers: H
       kind: 'caller_error', provider, upstreamStatus: 400, code: 'content_filtered',
     });
   }
-  if (status === 401 || status === 403) {
+  if (status === 401 || status === 403 || (status === 400 && /API_KEY_INVALID|API key not valid/i.test(bodyText))) {
     // Our credentials for the provider were refused: an operator problem, not the caller's.
     return new UpstreamError(`${provider} refused the gateway's credentials`, { kind: 'caller_error', provider, upstreamStatus: status, code: 'provider_auth_failed' });
   }
@@ -146,6 +146,12 @@ export function parseRetryAfter(headers: Headers): number | null {
   const date = Date.parse(value);
   if (!Number.isNaN(date)) return Math.max(0, date - Date.now());
   return null;
+}
+
+/** Google's APIs put the retry delay in the body (`RetryInfo.retryDelay`, e.g. "12s"), not in a header. */
+function parseBodyRetryDelay(bodyText: string): number | null {
+  const m = /"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"/.exec(bodyText);
+  return m ? Math.round(Number(m[1]) * 1000) : null;
 }
 
 /** Pulls a human message out of the error shapes providers use, trimmed and stripped of control chars. */
