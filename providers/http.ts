@@ -165,6 +165,8 @@ export function extractErrorMessage(bodyText: string): string {
     else if (error && typeof error === 'object' && typeof (error as Record<string, unknown>).message === 'string') message = (error as Record<string, string>).message;
     else if (typeof body.message === 'string') message = body.message;
     else if (typeof body.detail === 'string') message = body.detail;
+    else if (body.detail && typeof body.detail === 'object' && typeof (body.detail as Record<string, unknown>).message === 'string') message = (body.detail as Record<string, string>).message;
+    else if (Array.isArray(body.detail) && typeof body.detail[0]?.msg === 'string') message = body.detail.map((d: { msg?: string }) => d.msg ?? '').join('; ');
     else if (Array.isArray(body.errors) && body.errors.length) message = body.errors.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))).join('; ');
     else if (Array.isArray(body) && body[0] && typeof body[0].error?.message === 'string') message = body[0].error.message;
   } catch {
