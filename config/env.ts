@@ -1,0 +1,103 @@
+/**
+ * Process configuration from the environment, validated once at boot: a typo in a port or a missing
+ * half of an S3 configuration stops the process with a clear message instead of failing later.
+ */
+import Ajv from 'ajv';
+import { repoRoot as defaultRepoRoot } from '../lib/paths';
+
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  /** Absent: the project starts its own Postgres (local server or embedded). */
+  databaseUrl?: string;
+  /** Absent: the project starts a Temporal dev server. */
+  temporalAddress?: string;
+  temporalNamespace: string;
+  temporalUiUrl?: string;
+  temporalTaskQueue: string;
+  s3?: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string; forcePathStyle: boolean; publicEndpoint?: string };
+  /** Where the project keeps built tools and local data (gitignored). */
+  cacheDir: string;
+  dataDir: string;
+  /** Upper bound for JSON bodies. */
+  maxJsonBodyBytes: number;
+  /** Upper bound for one uploaded file. */
+  maxUploadBytes: number;
+  /** Credits granted to the dev workspace on first start. */
+  devWorkspaceCredits: number;
+  /** Trust X-Forwarded-For (behind a proxy) for the per-IP safety net. */
+  trustProxy: boolean;
+}
+
+const schema = {
+  type: 'object',
+  properties: {
+    PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
+    HOST: { type: 'string', minLength: 1 },
+    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    TEMPORAL_ADDRESS: { type: 'string', pattern: '^[^\\s:]+:[0-9]{1,5}$' },
+    TEMPORAL_NAMESPACE: { type: 'string', minLength: 1 },
+    TEMPORAL_UI_URL: { type: 'string', pattern: '^https?://' },
+    TEMPORAL_TASK_QUEUE: { type: 'string', minLength: 1 },
+    S3_ENDPOINT: { type: 'string', pattern: '^https?://' },
+    S3_PUBLIC_ENDPOINT: { type: 'string', pattern: '^https?://' },
+    S3_REGION: { type: 'string', minLength: 1 },
+    S3_ACCESS_KEY_ID: { type: 'string', minLength: 1 },
+    S3_SECRET_ACCESS_KEY: { type: 'string', minLength: 1 },
+    S3_BUCKET: { type: 'string', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' },
+    S3_FORCE_PATH_STYLE: { enum: ['true', 'false', '1', '0'] },
+    GATEWAY_CACHE_DIR: { type: 'string', minLength: 1 },
+    GATEWAY_DATA_DIR: { type: 'string', minLength: 1 },
+    MAX_JSON_BODY_BYTES: { type: 'string', pattern: '^[0-9]+$' },
+    MAX_UPLOAD_BYTES: { type: 'string', pattern: '^[0-9]+$' },
+    DEV_WORKSPACE_CREDITS: { type: 'string', pattern: '^[0-9]+$' },
+    TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
+  },
+  dependentRequired: {
+    S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
+  },
+} as const;
+
+const validate = new Ajv({ allErrors: true }).compile(schema);
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defaultRepoRoot): GatewayConfig {
+  const present: Record<string, string> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') present[key] = value;
+  }
+  if (!validate(present)) {
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath.replace(/^\//, '') || e.params && JSON.stringify(e.params)} ${e.message}`);
+    throw new ConfigError(`Invalid environment configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+  const bool = (v: string | undefined, dflt: boolean) => (v === undefined ? dflt : v === 'true' || v === '1');
+  const cacheDir = present.GATEWAY_CACHE_DIR ?? `${repoRoot}/.cache`;
+  return {
+    port: Number(present.PORT ?? 8080),
+    host: present.HOST ?? '127.0.0.1',
+    databaseUrl: present.DATABASE_URL,
+    temporalAddress: present.TEMPORAL_ADDRESS,
+    temporalNamespace: present.TEMPORAL_NAMESPACE ?? 'default',
+    temporalUiUrl: present.TEMPORAL_UI_URL,
+    temporalTaskQueue: present.TEMPORAL_TASK_QUEUE ?? 'gateway',
+    s3: present.S3_ENDPOINT
+      ? {
+          endpoint: present.S3_ENDPOINT,
+          publicEndpoint: present.S3_PUBLIC_ENDPOINT,
+          region: present.S3_REGION ?? 'us-east-1',
+          accessKeyId: present.S3_ACCESS_KEY_ID,
+          secretAccessKey: present.S3_SECRET_ACCESS_KEY,
+          bucket: present.S3_BUCKET,
+          forcePathStyle: bool(present.S3_FORCE_PATH_STYLE, true),
+        }
+      : undefined,
+    cacheDir,
+    dataDir: present.GATEWAY_DATA_DIR ?? `${repoRoot}/.data`,
+    maxJsonBodyBytes: Number(present.MAX_JSON_BODY_BYTES ?? 25 * 1024 * 1024),
+    maxUploadBytes: Number(present.MAX_UPLOAD_BYTES ?? 100 * 1024 * 1024),
+    devWorkspaceCredits: Number(present.DEV_WORKSPACE_CREDITS ?? 1000),
+    trustProxy: bool(present.TRUST_PROXY, false),
+  };
+}

@@ -1,0 +1,29 @@
+import knexFactory, { type Knex } from 'knex';
+import path from 'node:path';
+import pg from 'pg';
+
+// bigint columns (credits in micro-credits, byte counts) come back as JS numbers: every value we store
+// stays far below 2^53, and exact integer arithmetic is what the ledger needs.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new Error(`bigint ${value} exceeds the safe integer range`);
+  return n;
+});
+
+export type Db = Knex;
+
+export function createDb(databaseUrl: string, opts: { poolMax?: number; applicationName?: string } = {}): Db {
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString: databaseUrl, application_name: opts.applicationName ?? 'gateway' },
+    pool: { min: 0, max: opts.poolMax ?? 10 },
+    migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.js'], tableName: 'knex_migrations' },
+  });
+}
+
+export const MIGRATIONS_DIR = path.join(__dirname, 'migrations');
+
+/** Applies every pending migration; safe to run from several processes at once (knex takes a lock). */
+export async function migrate(db: Db): Promise<void> {
+  await db.migrate.latest({ directory: MIGRATIONS_DIR, loadExtensions: ['.js'] });
+}

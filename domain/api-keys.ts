@@ -1,0 +1,30 @@
+/**
+ * API keys: a fixed service prefix plus 256 bits of randomness. Only a SHA-256 hash is stored (the key's
+ * entropy makes a slow hash unnecessary); lookups go by hash and the match is re-checked in constant time.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { randomBase62 } from './ids';
+
+export const API_KEY_PREFIX = 'sk-gw-';
+const SECRET_LENGTH = 43; // 43 base62 chars ~ 256 bits
+const KEY_RE = new RegExp(`^${API_KEY_PREFIX.replace(/-/g, '\\-')}[0-9A-Za-z]{${SECRET_LENGTH}}$`);
+
+export function generateApiKey(): { key: string; hash: string; last4: string } {
+  const key = `${API_KEY_PREFIX}${randomBase62(SECRET_LENGTH)}`;
+  return { key, hash: hashApiKey(key), last4: key.slice(-4) };
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** Cheap shape check before touching the database: a malformed key never costs a query. */
+export function looksLikeApiKey(value: string): boolean {
+  return KEY_RE.test(value);
+}
+
+export function hashesEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && timingSafeEqual(left, right);
+}

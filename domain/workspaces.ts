@@ -1,0 +1,130 @@
+/** Workspaces, their API keys and fallback chains: the operations the admin CLI and admin routes share. */
+import type { Knex } from 'knex';
+import { generateApiKey, API_KEY_PREFIX } from './api-keys';
+import { audit } from './audit';
+import { InvalidRequestError, NotFoundError } from './errors';
+import { newId } from './ids';
+import { topUp } from './ledger';
+import { creditsToMicro } from './money';
+
+export type Role = 'owner' | 'admin' | 'developer' | 'billing' | 'viewer';
+export const ROLES: readonly Role[] = ['owner', 'admin', 'developer', 'billing', 'viewer'];
+
+export interface Workspace {
+  id: string;
+  name: string;
+  planId: string | null;
+}
+
+export async function createWorkspace(db: Knex, opts: { name: string; credits?: number; planId?: string | null; actor: string }): Promise<Workspace> {
+  const name = opts.name.trim();
+  if (!name || name.length > 200) throw new InvalidRequestError('workspace name must be 1 to 200 characters', { param: 'name' });
+  const id = newId('ws');
+  await db.transaction(async (trx) => {
+    await trx('workspaces').insert({ id, name, plan_id: opts.planId ?? null });
+    await audit(trx, { workspaceId: id, actor: opts.actor, action: 'workspace.create', subjectType: 'workspace', subjectId: id, data: { name, planId: opts.planId ?? null } });
+  });
+  if (opts.credits && opts.credits > 0) {
+    await topUp(db, { workspaceId: id, amountMicro: creditsToMicro(opts.credits), idempotencyKey: `topup:${id}:initial`, actor: opts.actor });
+  }
+  return { id, name, planId: opts.planId ?? null };
+}
+
+export async function getWorkspace(db: Knex, id: string): Promise<Workspace> {
+  const row = await db('workspaces').where({ id }).first();
+  if (!row) throw new NotFoundError(`No workspace '${id}'`, { code: 'workspace_not_found' });
+  return { id: row.id, name: row.name, planId: row.plan_id };
+}
+
+export interface ApiKeyQuotas {
+  rpm?: number | null;
+  dailyTokens?: number | null;
+  models?: string[] | null;
+  /** Credits (decimal allowed). */
+  costCap?: number | null;
+}
+
+export interface CreatedApiKey {
+  id: string;
+  key: string;
+  workspace_id: string;
+  name: string;
+  role: Role;
+  prefix: string;
+  last4: string;
+  rpm_limit: number | null;
+  daily_token_limit: number | null;
+  allowed_models: string[] | null;
+  cost_cap: number | null;
+}
+
+export async function createApiKey(db: Knex, opts: { workspaceId: string; name: string; role?: Role; quotas?: ApiKeyQuotas; actor: string }): Promise<CreatedApiKey> {
+  await getWorkspace(db, opts.workspaceId);
+  const role = opts.role ?? 'developer';
+  if (!ROLES.includes(role)) throw new InvalidRequestError(`role must be one of ${ROLES.join(', ')}`, { param: 'role' });
+  const q = opts.quotas ?? {};
+  for (const [name, value] of [['rpm', q.rpm], ['dailyTokens', q.dailyTokens]] as const) {
+    if (value != null && (!Number.isInteger(value) || value <= 0)) throw new InvalidRequestError(`${name} must be a positive integer`, { param: name });
+  }
+  if (q.costCap != null && !(q.costCap > 0)) throw new InvalidRequestError('costCap must be a positive number of credits', { param: 'costCap' });
+  const { key, hash, last4 } = generateApiKey();
+  const id = newId('key');
+  const row = {
+    id, workspace_id: opts.workspaceId, name: opts.name, role, prefix: API_KEY_PREFIX, key_hash: hash, last4,
+    rpm_limit: q.rpm ?? null, daily_token_limit: q.dailyTokens ?? null, allowed_models: q.models?.length ? q.models : null,
+    cost_cap_micro: q.costCap != null ? creditsToMicro(q.costCap) : null,
+  };
+  await db.transaction(async (trx) => {
+    await trx('api_keys').insert(row);
+    await audit(trx, { workspaceId: opts.workspaceId, actor: opts.actor, action: 'api_key.create', subjectType: 'api_key', subjectId: id, data: { name: opts.name, role, quotas: q } });
+  });
+  return {
+    id, key, workspace_id: opts.workspaceId, name: opts.name, role, prefix: API_KEY_PREFIX, last4,
+    rpm_limit: row.rpm_limit, daily_token_limit: row.daily_token_limit, allowed_models: row.allowed_models, cost_cap: q.costCap ?? null,
+  };
+}
+
+export async function revokeApiKey(db: Knex, opts: { keyId: string; actor: string; workspaceId?: string }): Promise<{ id: string; revoked_at: string }> {
+  return db.transaction(async (trx) => {
+    const query = trx('api_keys').where({ id: opts.keyId });
+    if (opts.workspaceId) query.andWhere({ workspace_id: opts.workspaceId });
+    const row = await query.first();
+    if (!row) throw new NotFoundError(`No API key '${opts.keyId}'`, { code: 'api_key_not_found' });
+    const [updated] = await trx('api_keys').where({ id: opts.keyId }).update({ revoked_at: row.revoked_at ?? trx.fn.now() }, ['id', 'revoked_at']);
+    await audit(trx, { workspaceId: row.workspace_id, actor: opts.actor, action: 'api_key.revoke', subjectType: 'api_key', subjectId: opts.keyId });
+    return { id: updated.id, revoked_at: new Date(updated.revoked_at).toISOString() };
+  });
+}
+
+/** Sets (or with an empty chain, removes) the ordered fallback chain of one source model. */
+export async function setFallbackChain(db: Knex, opts: { workspaceId: string; sourceModel: string; chain: string[]; actor: string; knownModel: (slug: string) => Promise<boolean> }): Promise<{ model: string; chain: string[] }> {
+  await getWorkspace(db, opts.workspaceId);
+  const chain = opts.chain.map((m) => m.trim()).filter(Boolean);
+  if (chain.includes(opts.sourceModel)) throw new InvalidRequestError('a fallback chain cannot contain its own source model', { param: 'chain' });
+  if (new Set(chain).size !== chain.length) throw new InvalidRequestError('a fallback chain lists each model once', { param: 'chain' });
+  if (chain.length > 5) throw new InvalidRequestError('a fallback chain holds at most 5 models', { param: 'chain' });
+  for (const slug of [opts.sourceModel, ...chain]) {
+    if (!(await opts.knownModel(slug))) throw new InvalidRequestError(`Unknown model '${slug}'`, { param: 'model', code: 'model_not_found' });
+  }
+  await db.transaction(async (trx) => {
+    if (chain.length === 0) {
+      await trx('fallback_chains').where({ workspace_id: opts.workspaceId, source_model: opts.sourceModel }).delete();
+    } else {
+      await trx('fallback_chains')
+        .insert({ workspace_id: opts.workspaceId, source_model: opts.sourceModel, chain, updated_at: trx.fn.now() })
+        .onConflict(['workspace_id', 'source_model']).merge();
+    }
+    await audit(trx, { workspaceId: opts.workspaceId, actor: opts.actor, action: 'fallback_chain.set', subjectType: 'model', subjectId: opts.sourceModel, data: { chain } });
+  });
+  return { model: opts.sourceModel, chain };
+}
+
+export async function getFallbackChain(db: Knex, workspaceId: string, sourceModel: string): Promise<string[]> {
+  const row = await db('fallback_chains').where({ workspace_id: workspaceId, source_model: sourceModel }).first('chain');
+  return row?.chain ?? [];
+}
+
+export async function listFallbackChains(db: Knex, workspaceId: string): Promise<Array<{ model: string; chain: string[] }>> {
+  const rows = await db('fallback_chains').where({ workspace_id: workspaceId }).orderBy('source_model');
+  return rows.map((r) => ({ model: r.source_model, chain: r.chain }));
+}

@@ -1,0 +1,119 @@
+/**
+ * Assembles a gateway process from resolved store addresses: migrations and seeds, the shared Temporal
+ * connection, and the API server and/or the worker. `npm start` runs both in one process; the `api` and
+ * `worker` entry points run one each, for scale-out.
+ */
+import type { Worker } from '@temporalio/worker';
+import { temporal as proto } from '@temporalio/proto';
+import { createApp } from '../api/app';
+import { startHttpServer, type HttpServerHandle } from '../api/server';
+import { loadCatalogFiles } from '../catalog/load';
+import type { GatewayConfig } from '../config/env';
+import { createDb, migrate, type Db } from '../db/connection';
+import { seedPlans } from '../db/seeds/plans';
+import { ModelCatalog, seedCatalog } from '../domain/model-catalog';
+import { ProviderRegistry } from '../providers/registry';
+import { createGatewayWorker } from '../worker/worker';
+import { GATEWAY_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { log as defaultLog, type Logger } from './log';
+import { ObjectStorage, type StorageConfig } from './storage';
+import { connectTemporal, type TemporalHandles } from './temporal';
+
+export interface RuntimeOptions {
+  config: GatewayConfig;
+  databaseUrl: string;
+  temporalAddress: string;
+  s3: StorageConfig;
+  api: boolean;
+  worker: boolean;
+  /** Overrides the listening port (0 = any free port; tests). */
+  port?: number;
+  providers?: ProviderRegistry;
+  log?: Logger;
+}
+
+export interface Runtime {
+  db: Db;
+  temporal: TemporalHandles;
+  storage: ObjectStorage;
+  catalog: ModelCatalog;
+  providers: ProviderRegistry;
+  http: HttpServerHandle | null;
+  worker: Worker | null;
+  stop(): Promise<void>;
+}
+
+/** Migrations, plans and the catalog: idempotent, safe from several processes at once. */
+export async function prepareDatabase(db: Db): Promise<void> {
+  await migrate(db);
+  await seedPlans(db);
+  await seedCatalog(db, loadCatalogFiles());
+}
+
+export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const log = opts.log ?? defaultLog;
+  const db = createDb(opts.databaseUrl, { poolMax: 20 });
+  await prepareDatabase(db);
+  const storage = new ObjectStorage(opts.s3);
+  await storage.ensureBucket();
+  const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace);
+  await ensureSearchAttributes(temporal, log);
+  const catalog = new ModelCatalog(db);
+  await catalog.reload();
+  const providers = opts.providers ?? ProviderRegistry.fromEnv();
+
+  let worker: Worker | null = null;
+  let workerRun: Promise<void> | null = null;
+  if (opts.worker) {
+    worker = await createGatewayWorker({
+      connection: temporal.connection,
+      namespace: temporal.namespace,
+      taskQueue: opts.config.temporalTaskQueue,
+      deps: { db, catalog },
+    });
+    workerRun = worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); });
+  }
+
+  let http: HttpServerHandle | null = null;
+  if (opts.api) {
+    const app = createApp({
+      config: opts.config, db, catalog, storage, log,
+      temporal: { client: temporal.client, taskQueue: opts.config.temporalTaskQueue },
+      isProviderConfigured: (id) => providers.isConfigured(id),
+    });
+    http = await startHttpServer(app, { host: opts.config.host, port: opts.port ?? opts.config.port });
+  }
+
+  let stopping: Promise<void> | null = null;
+  return {
+    db, temporal, storage, catalog, providers, http, worker,
+    stop() {
+      stopping ??= (async () => {
+        await http?.close();
+        if (worker) {
+          worker.shutdown();
+          await workerRun;
+        }
+        await temporal.connection.close().catch(() => undefined);
+        await db.destroy();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** The dev server registers our search attributes at start; another cluster gets them here, once. */
+async function ensureSearchAttributes(temporal: TemporalHandles, log: Logger): Promise<void> {
+  try {
+    const existing = await temporal.connection.operatorService.listSearchAttributes({ namespace: temporal.namespace });
+    const missing = GATEWAY_SEARCH_ATTRIBUTES.filter((k) => !existing.customAttributes?.[k.name]);
+    if (missing.length === 0) return;
+    await temporal.connection.operatorService.addSearchAttributes({
+      namespace: temporal.namespace,
+      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, proto.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    });
+    log.info({ added: missing.map((k) => k.name) }, 'registered search attributes');
+  } catch (err) {
+    log.warn({ err }, 'could not check or register search attributes; register GatewayRequestId, GatewayWorkspaceId, GatewayApiKeyId, GatewayModel, GatewayEndpoint (Keyword) on the namespace');
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Object storage (S3 or MinIO): the bucket holds uploaded files, generated media and video results.
+ * Signed GET URLs let clients fetch results without our API in the path.
+ */
+import {
+  CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, S3Client,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { Readable } from 'node:stream';
+
+export interface StorageConfig {
+  endpoint: string;
+  /** Host clients use for signed URLs when it differs from the one we talk to (behind a proxy). */
+  publicEndpoint?: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  bucket: string;
+  forcePathStyle: boolean;
+}
+
+export class ObjectStorage {
+  readonly bucket: string;
+  private readonly client: S3Client;
+  private readonly signer: S3Client;
+
+  constructor(readonly config: StorageConfig) {
+    this.bucket = config.bucket;
+    const credentials = { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey };
+    this.client = new S3Client({ endpoint: config.endpoint, region: config.region, credentials, forcePathStyle: config.forcePathStyle });
+    this.signer = config.publicEndpoint
+      ? new S3Client({ endpoint: config.publicEndpoint, region: config.region, credentials, forcePathStyle: config.forcePathStyle })
+      : this.client;
+  }
+
+  async ensureBucket(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch {
+      try {
+        await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }));
+      } catch (err) {
+        const name = (err as { name?: string }).name;
+        if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw err;
+      }
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+  }
+
+  async put(key: string, body: Buffer | Readable, opts: { contentType: string; contentLength?: number; metadata?: Record<string, string> }): Promise<void> {
+    await this.client.send(new PutObjectCommand({
+      Bucket: this.bucket, Key: key, Body: body, ContentType: opts.contentType, ContentLength: opts.contentLength, Metadata: opts.metadata,
+    }));
+  }
+
+  async get(key: string): Promise<{ body: Readable; contentType?: string; contentLength?: number }> {
+    const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    return { body: out.Body as Readable, contentType: out.ContentType, contentLength: out.ContentLength };
+  }
+
+  async getBuffer(key: string): Promise<Buffer> {
+    const { body } = await this.get(key);
+    const chunks: Buffer[] = [];
+    for await (const chunk of body) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return true;
+    } catch (err) {
+      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  /** A signed GET URL valid for `expiresInSeconds` (S3 caps it at 7 days). */
+  async signedUrl(key: string, expiresInSeconds: number, opts: { filename?: string; contentType?: string } = {}): Promise<string> {
+    return getSignedUrl(this.signer, new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ResponseContentType: opts.contentType,
+      ResponseContentDisposition: opts.filename ? `inline; filename="${opts.filename.replace(/["\\\r\n]/g, '_')}"` : undefined,
+    }), { expiresIn: Math.min(expiresInSeconds, 7 * 24 * 3600) });
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Finds or builds the Go binaries the local stack runs. No prebuilt binary can be downloaded here, so a
+ * missing tool is built from its Go module into the project's gitignored cache (minutes on first use).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface GoTool {
+  name: string;
+  /** Env var that points at an existing binary (the user's own). */
+  envVar: string;
+  /** `go install` target, pinned. */
+  module: string;
+}
+
+export const TEMPORAL_CLI: GoTool = {
+  name: 'temporal',
+  envVar: 'TEMPORAL_CLI_PATH',
+  // Newer tags carry a go.mod `replace`, which `go install` refuses.
+  module: 'github.com/temporalio/cli/cmd/temporal@v1.5.1',
+};
+
+export const MINIO: GoTool = {
+  name: 'minio',
+  envVar: 'MINIO_PATH',
+  // The module proxy serves MinIO's RELEASE.* tags only as this pseudo-version (commit 7aac2a2c5b7c).
+  module: 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c',
+};
+
+export function ensureGoTool(tool: GoTool, cacheDir: string, log: (line: string) => void = console.log): string {
+  const fromEnv = process.env[tool.envVar];
+  if (fromEnv) {
+    if (!isExecutable(fromEnv)) throw new Error(`${tool.envVar}=${fromEnv} is not an executable file`);
+    return fromEnv;
+  }
+  const cached = path.join(cacheDir, 'bin', tool.name);
+  if (isExecutable(cached)) return cached;
+  const onPath = spawnSync('bash', ['-c', `command -v ${tool.name}`], { encoding: 'utf8' }).stdout.trim();
+  if (onPath && isExecutable(onPath)) return onPath;
+
+  const go = spawnSync('bash', ['-c', 'command -v go || ls /usr/local/go/bin/go 2>/dev/null'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  if (!go) throw new Error(`${tool.name} not found: set ${tool.envVar}, put it on PATH, or install Go so the project can build it`);
+  log(`[stack] building ${tool.name} from ${tool.module} into ${path.dirname(cached)} (first run only; this takes a few minutes)`);
+  fs.mkdirSync(path.dirname(cached), { recursive: true });
+  const started = Date.now();
+  execFileSync(go, ['install', tool.module], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, GOBIN: path.dirname(cached), GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false' },
+  });
+  log(`[stack] built ${tool.name} in ${Math.round((Date.now() - started) / 1000)} s`);
+  return cached;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
