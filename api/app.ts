@@ -1,0 +1,34 @@
+/**
+ * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
+ * path: request id -> error mapping -> per-IP safety net -> auth -> routes.
+ */
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { AppDeps, GatewayState } from './context';
+import { errorMiddleware } from './middleware/errors';
+import { requestIdMiddleware } from './middleware/request-id';
+import { ipLimitMiddleware } from './middleware/ip-limit';
+import { authMiddleware } from './middleware/auth';
+import { healthRouter } from './routes/health';
+import { modelsRouter } from './routes/models';
+import { pingRouter } from './routes/ping';
+
+export function createApp(deps: AppDeps): Koa<GatewayState> {
+  const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
+  app.silent = true;
+  app.use(requestIdMiddleware());
+  app.use(errorMiddleware(deps.log));
+
+  const health = healthRouter(deps);
+  app.use(health.routes());
+
+  const v1 = new Router<GatewayState>({ prefix: '/v1' });
+  v1.use(ipLimitMiddleware(deps.db));
+  v1.use(authMiddleware(deps.db));
+  for (const router of [modelsRouter(deps), pingRouter(deps)]) {
+    v1.use(router.routes(), router.allowedMethods());
+  }
+  app.use(v1.routes());
+  app.use(v1.allowedMethods());
+  return app;
+}

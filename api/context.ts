@@ -1,0 +1,30 @@
+import type Koa from 'koa';
+import type { RouterContext } from '@koa/router';
+import type { Knex } from 'knex';
+import type { Client } from '@temporalio/client';
+import type { GatewayConfig } from '../config/env';
+import type { ModelCatalog } from '../domain/model-catalog';
+import type { Logger } from '../lib/log';
+import type { ObjectStorage } from '../lib/storage';
+import type { AuthContext } from './middleware/auth';
+
+/** What the API needs from the outside world; tests build it from the real stack. */
+export interface AppDeps {
+  config: GatewayConfig;
+  db: Knex;
+  temporal: { client: Client; taskQueue: string };
+  catalog: ModelCatalog;
+  storage: ObjectStorage;
+  log: Logger;
+  /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */
+  isProviderConfigured: (providerId: string) => boolean;
+}
+
+export interface GatewayState extends Koa.DefaultState {
+  requestId: string;
+  startedAt: number;
+  clientRequestId?: string;
+  auth: AuthContext;
+}
+
+export type GatewayContext = RouterContext<GatewayState>;

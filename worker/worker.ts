@@ -1,0 +1,41 @@
+/**
+ * Builds the gateway's worker on a shared NativeConnection. The workflow bundle is built once per process
+ * (bundling takes seconds) and reused by every worker the process creates.
+ */
+import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import path from 'node:path';
+import type { ActivityDeps } from '../activities';
+import { createActivities } from '../activities';
+
+let bundlePromise: Promise<WorkflowBundleWithSourceMap> | null = null;
+
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundlePromise ??= bundleWorkflowCode({
+    workflowsPath: require.resolve(path.join(__dirname, '..', 'workflows')),
+    logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+  });
+  return bundlePromise;
+}
+
+export interface GatewayWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDeps;
+}
+
+export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities(opts.deps),
+    // Short request workflows: keep many cached so sticky execution avoids history replays.
+    maxCachedWorkflows: 2000,
+    maxConcurrentWorkflowTaskExecutions: 200,
+    maxConcurrentActivityTaskExecutions: 400,
+    maxConcurrentLocalActivityExecutions: 400,
+    shutdownGraceTime: '10 seconds',
+  });
+}

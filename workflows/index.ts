@@ -1,0 +1,2 @@
+/** Every workflow the worker runs (this file is the worker's workflow bundle entry point). */
+export { pingWorkflow } from './ping';
