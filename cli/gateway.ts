@@ -1,0 +1,139 @@
+/**
+ * The admin CLI (`npx gateway ...`): talks to Postgres directly, finding the same database as `npm start`
+ * with no flags. Prints JSON on stdout; errors go to stderr with a non-zero exit.
+ */
+import type { Knex } from 'knex';
+import { loadConfig } from '../config/env';
+import { createDb } from '../db/connection';
+import { GatewayError } from '../domain/errors';
+import { getBalance, topUp } from '../domain/ledger';
+import { creditsToMicro, microToCredits } from '../domain/money';
+import { seedCatalog, setModelEnabled, upsertOperatorModel } from '../domain/model-catalog';
+import { createApiKey, createWorkspace, listFallbackChains, revokeApiKey, setFallbackChain, type Role } from '../domain/workspaces';
+import { loadCatalogFiles, validateModelRecord } from '../catalog/load';
+import { prepareDatabase } from '../lib/runtime';
+import { devDatabaseUrl } from '../stack/attach';
+import { parseFlags, UsageError } from './args';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+
+type Command = (db: Knex, argv: string[]) => Promise<unknown>;
+
+const COMMANDS: Record<string, Command> = {
+  'workspace create': async (db, argv) => {
+    const f = parseFlags(argv, { name: { type: 'string', required: true }, credits: { type: 'number' }, plan: { type: 'string' } });
+    const ws = await createWorkspace(db, { name: f.name as string, credits: f.credits as number | undefined, planId: (f.plan as string) ?? null, actor: 'cli' });
+    return { id: ws.id, name: ws.name, plan: ws.planId, credits: microToCredits((await getBalance(db, ws.id)).totalMicro) };
+  },
+  'keys create': async (db, argv) => {
+    const f = parseFlags(argv, {
+      workspace: { type: 'string', required: true }, name: { type: 'string', required: true }, role: { type: 'string' },
+      rpm: { type: 'number' }, 'daily-tokens': { type: 'number' }, models: { type: 'list' }, 'cost-cap': { type: 'number' },
+    });
+    return createApiKey(db, {
+      workspaceId: f.workspace as string, name: f.name as string, role: (f.role as Role) ?? 'developer', actor: 'cli',
+      quotas: { rpm: f.rpm as number, dailyTokens: f['daily-tokens'] as number, models: f.models as string[], costCap: f['cost-cap'] as number },
+    });
+  },
+  'keys revoke': async (db, argv) => {
+    const f = parseFlags(argv, { 'key-id': { type: 'string', required: true } });
+    return revokeApiKey(db, { keyId: f['key-id'] as string, actor: 'cli' });
+  },
+  'keys list': async (db, argv) => {
+    const f = parseFlags(argv, { workspace: { type: 'string', required: true } });
+    const rows = await db('api_keys').where({ workspace_id: f.workspace }).orderBy('created_at');
+    return { data: rows.map((r) => ({
+      id: r.id, name: r.name, role: r.role, key_hint: `${r.prefix}…${r.last4}`, rpm_limit: r.rpm_limit, daily_token_limit: r.daily_token_limit,
+      allowed_models: r.allowed_models, cost_cap: r.cost_cap_micro === null ? null : microToCredits(r.cost_cap_micro),
+      spent: microToCredits(r.spent_micro), created_at: r.created_at, revoked_at: r.revoked_at,
+    })) };
+  },
+  'credits topup': async (db, argv) => {
+    const f = parseFlags(argv, { workspace: { type: 'string', required: true }, credits: { type: 'number', required: true }, 'idempotency-key': { type: 'string' } });
+    const amount = creditsToMicro(f.credits as number);
+    if (amount <= 0) throw new UsageError('--credits must be positive');
+    const key = (f['idempotency-key'] as string) ?? randomUUID();
+    const applied = await topUp(db, { workspaceId: f.workspace as string, amountMicro: amount, idempotencyKey: `topup:${f.workspace}:${key}`, actor: 'cli' });
+    const balance = await getBalance(db, f.workspace as string);
+    return { workspace: f.workspace, applied, credits_added: applied ? f.credits : 0, balance: microToCredits(balance.totalMicro) };
+  },
+  'credits balance': async (db, argv) => {
+    const f = parseFlags(argv, { workspace: { type: 'string', required: true } });
+    const b = await getBalance(db, f.workspace as string);
+    return { workspace: f.workspace, balance: microToCredits(b.totalMicro), plan_credits: microToCredits(b.planMicro), topup_credits: microToCredits(b.topupMicro) };
+  },
+  'fallbacks set': async (db, argv) => {
+    const f = parseFlags(argv, { workspace: { type: 'string', required: true }, model: { type: 'string', required: true }, chain: { type: 'list', required: true } });
+    return setFallbackChain(db, {
+      workspaceId: f.workspace as string, sourceModel: f.model as string, chain: f.chain as string[], actor: 'cli',
+      knownModel: async (slug) => Boolean(await db('models').where({ slug, enabled: true }).first('slug')),
+    });
+  },
+  'fallbacks list': async (db, argv) => {
+    const f = parseFlags(argv, { workspace: { type: 'string', required: true } });
+    return { data: await listFallbackChains(db, f.workspace as string) };
+  },
+  'models upsert': async (db, argv) => {
+    const f = parseFlags(argv, { file: { type: 'string', required: true } });
+    const parsed = JSON.parse(fs.readFileSync(f.file as string, 'utf8'));
+    const records = Array.isArray(parsed) ? parsed : [parsed];
+    for (const r of records) await upsertOperatorModel(db, validateModelRecord(r));
+    return { upserted: records.map((r: { slug: string }) => r.slug) };
+  },
+  'models disable': async (db, argv) => {
+    const f = parseFlags(argv, { slug: { type: 'string', required: true } });
+    if (!(await setModelEnabled(db, f.slug as string, false))) throw new UsageError(`no model '${f.slug}'`);
+    return { slug: f.slug, enabled: false };
+  },
+  'models enable': async (db, argv) => {
+    const f = parseFlags(argv, { slug: { type: 'string', required: true } });
+    if (!(await setModelEnabled(db, f.slug as string, true))) throw new UsageError(`no model '${f.slug}'`);
+    return { slug: f.slug, enabled: true };
+  },
+  'models reseed': async (db) => seedCatalog(db, loadCatalogFiles()),
+};
+
+function usage(): string {
+  return `usage: gateway <command> [flags]\n\ncommands:\n${Object.keys(COMMANDS).map((c) => `  ${c}`).join('\n')}\n\nThe database is DATABASE_URL, else the one \`npm start\` uses.`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const name = `${argv[0] ?? ''} ${argv[1] ?? ''}`.trim();
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`${argv.length ? `unknown command '${name}'\n\n` : ''}${usage()}\n`);
+    return 2;
+  }
+  const config = loadConfig();
+  const db = createDb(config.databaseUrl ?? devDatabaseUrl(config.dataDir), { poolMax: 4, applicationName: 'gateway-cli' });
+  try {
+    await prepareDatabase(db);
+    const result = await command(db, argv.slice(2));
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof GatewayError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      return 1;
+    }
+    const code = (err as { code?: string }).code;
+    if (code === 'ECONNREFUSED' || code === '3D000') {
+      process.stderr.write('error: cannot reach the gateway database. Start the gateway (npm start) or set DATABASE_URL.\n');
+      return 1;
+    }
+    if (code === '23503') {
+      process.stderr.write('error: a referenced record does not exist (check the workspace or plan id)\n');
+      return 1;
+    }
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    await db.destroy();
+  }
+}
+
+main(process.argv.slice(2)).then((code) => { process.exitCode = code; });

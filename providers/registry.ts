@@ -1,0 +1,105 @@
+/**
+ * The table of provider hosts: which wire family each catalog `provider` id speaks, its default base URL
+ * and the env vars holding its credentials (`<PREFIX>_API_KEY`, `<PREFIX>_BASE_URL`). A new
+ * OpenAI-compatible host is one row here plus its models in catalog/models.
+ */
+import { UpstreamError } from '../domain/errors';
+import { createAnthropicProvider } from './anthropic';
+import { createBflProvider } from './bfl';
+import { createCohereProvider } from './cohere';
+import { createElevenLabsProvider } from './elevenlabs';
+import { createGoogleProvider } from './google';
+import { createLumaProvider } from './luma';
+import { createOpenAICompatibleProvider, type OpenAICompatibleOptions } from './openai-compatible';
+import { createRunwayProvider } from './runway';
+import { createSimulatedProvider } from './simulated';
+import { createStabilityProvider } from './stability';
+import { createStabilityAudioProvider } from './stability-audio';
+import type { Provider, ProviderOptions } from './types';
+import { createVoyageProvider } from './voyage';
+
+type Family = 'openai-compatible' | 'anthropic' | 'google' | 'cohere' | 'voyage' | 'bfl' | 'stability' | 'runway' | 'luma' | 'elevenlabs' | 'stability-audio' | 'simulated';
+
+interface HostEntry {
+  id: string;
+  family: Family;
+  envPrefix: string;
+  defaultBaseUrl: string;
+  /** Family-specific switches (e.g. OpenAI reasoning models take `max_completion_tokens`). */
+  extra?: Partial<OpenAICompatibleOptions>;
+}
+
+const isReasoningModel = (model: string) => /^(o\d|gpt-5)/.test(model);
+
+export const PROVIDER_HOSTS: HostEntry[] = [
+  { id: 'openai', family: 'openai-compatible', envPrefix: 'OPENAI', defaultBaseUrl: 'https://api.openai.com/v1',
+    extra: { useMaxCompletionTokens: isReasoningModel, plainJsonTranscription: (m) => m.startsWith('gpt-4o') } },
+  { id: 'groq', family: 'openai-compatible', envPrefix: 'GROQ', defaultBaseUrl: 'https://api.groq.com/openai/v1' },
+  { id: 'together', family: 'openai-compatible', envPrefix: 'TOGETHER', defaultBaseUrl: 'https://api.together.xyz/v1' },
+  { id: 'fireworks', family: 'openai-compatible', envPrefix: 'FIREWORKS', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1' },
+  { id: 'deepseek', family: 'openai-compatible', envPrefix: 'DEEPSEEK', defaultBaseUrl: 'https://api.deepseek.com/v1' },
+  { id: 'mistral', family: 'openai-compatible', envPrefix: 'MISTRAL', defaultBaseUrl: 'https://api.mistral.ai/v1' },
+  { id: 'xai', family: 'openai-compatible', envPrefix: 'XAI', defaultBaseUrl: 'https://api.x.ai/v1' },
+  { id: 'openrouter', family: 'openai-compatible', envPrefix: 'OPENROUTER', defaultBaseUrl: 'https://openrouter.ai/api/v1' },
+  { id: 'anthropic', family: 'anthropic', envPrefix: 'ANTHROPIC', defaultBaseUrl: 'https://api.anthropic.com' },
+  { id: 'google', family: 'google', envPrefix: 'GOOGLE', defaultBaseUrl: 'https://generativelanguage.googleapis.com' },
+  { id: 'cohere', family: 'cohere', envPrefix: 'COHERE', defaultBaseUrl: 'https://api.cohere.com' },
+  { id: 'voyage', family: 'voyage', envPrefix: 'VOYAGE', defaultBaseUrl: 'https://api.voyageai.com' },
+  { id: 'bfl', family: 'bfl', envPrefix: 'BFL', defaultBaseUrl: 'https://api.bfl.ai' },
+  { id: 'stability', family: 'stability', envPrefix: 'STABILITY', defaultBaseUrl: 'https://api.stability.ai' },
+  { id: 'stability-audio', family: 'stability-audio', envPrefix: 'STABILITY_AUDIO', defaultBaseUrl: 'https://api.stability.ai' },
+  { id: 'runway', family: 'runway', envPrefix: 'RUNWAY', defaultBaseUrl: 'https://api.dev.runwayml.com' },
+  { id: 'luma', family: 'luma', envPrefix: 'LUMA', defaultBaseUrl: 'https://api.lumalabs.ai' },
+  { id: 'elevenlabs', family: 'elevenlabs', envPrefix: 'ELEVENLABS', defaultBaseUrl: 'https://api.elevenlabs.io' },
+  { id: 'simulated', family: 'simulated', envPrefix: 'SIMULATED', defaultBaseUrl: 'simulated://local' },
+];
+
+const FACTORIES: Record<Family, (options: ProviderOptions & Record<string, unknown>) => Provider> = {
+  'openai-compatible': createOpenAICompatibleProvider,
+  anthropic: createAnthropicProvider,
+  google: createGoogleProvider,
+  cohere: createCohereProvider,
+  voyage: createVoyageProvider,
+  bfl: createBflProvider,
+  stability: createStabilityProvider,
+  'stability-audio': createStabilityAudioProvider,
+  runway: createRunwayProvider,
+  luma: createLumaProvider,
+  elevenlabs: createElevenLabsProvider,
+  simulated: createSimulatedProvider,
+};
+
+export class ProviderRegistry {
+  private readonly providers = new Map<string, Provider>();
+
+  constructor(providers: Provider[]) {
+    for (const p of providers) this.providers.set(p.id, p);
+  }
+
+  /** Builds every host from the environment (`<PREFIX>_API_KEY`, `<PREFIX>_BASE_URL`, `<PREFIX>_TIMEOUT_MS`). */
+  static fromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Record<string, Partial<ProviderOptions>> = {}): ProviderRegistry {
+    return new ProviderRegistry(PROVIDER_HOSTS.map((host) => {
+      const options = {
+        id: host.id,
+        baseUrl: env[`${host.envPrefix}_BASE_URL`] || host.defaultBaseUrl,
+        apiKey: env[`${host.envPrefix}_API_KEY`] || undefined,
+        timeoutMs: env[`${host.envPrefix}_TIMEOUT_MS`] ? Number(env[`${host.envPrefix}_TIMEOUT_MS`]) : undefined,
+        ...(host.extra ?? {}),
+        ...(overrides[host.id] ?? {}),
+      };
+      return FACTORIES[host.family](options as ProviderOptions & Record<string, unknown>);
+    }));
+  }
+
+  isConfigured(providerId: string): boolean {
+    return this.providers.get(providerId)?.configured ?? false;
+  }
+
+  /** The provider a catalog record names; a `not_configured` UpstreamError when unknown or without credentials. */
+  get(providerId: string): Provider {
+    const provider = this.providers.get(providerId);
+    if (!provider) throw new UpstreamError(`No provider '${providerId}' is known to this gateway`, { kind: 'not_configured', provider: providerId });
+    if (!provider.configured) throw new UpstreamError(`Provider '${providerId}' has no credentials configured on this gateway`, { kind: 'not_configured', provider: providerId });
+    return provider;
+  }
+}

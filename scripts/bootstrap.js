@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+/*
+ * Entry point of every npm script: makes a fresh clone runnable with no other step. It installs the
+ * dependencies when they are missing or stale, compiles the TypeScript (incrementally), then runs the
+ * requested command from dist/. Plain JavaScript on purpose: it runs before anything is installed.
+ */
+'use strict';
+const { execSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const commands = {
+  start: 'dist/scripts/start.js',
+  test: 'dist/scripts/test.js',
+  api: 'dist/api/main.js',
+  worker: 'dist/worker/main.js',
+  cli: 'dist/cli/gateway.js',
+  bench: 'dist/bench/run.js',
+};
+
+function say(line) {
+  process.stderr.write(`[bootstrap] ${line}\n`);
+}
+
+function checkNode() {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < 20 || (major === 20 && minor < 19)) {
+    say(`Node ${process.versions.node} is too old: 20.19 or newer is needed.`);
+    process.exit(1);
+  }
+}
+
+function ensureDependencies() {
+  const lock = path.join(root, 'package-lock.json');
+  const installed = path.join(root, 'node_modules', '.package-lock.json');
+  const stale = !fs.existsSync(installed) || fs.statSync(lock).mtimeMs > fs.statSync(installed).mtimeMs;
+  if (!stale) return;
+  say('installing dependencies (npm ci) ...');
+  execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
+function build() {
+  say('compiling TypeScript ...');
+  execSync(`"${process.execPath}" "${path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')}" -p tsconfig.json`, { cwd: root, stdio: 'inherit' });
+}
+
+function main() {
+  checkNode();
+  const name = process.argv[2];
+  const target = commands[name];
+  if (!target) {
+    say(`unknown command '${name}'; one of: ${Object.keys(commands).join(', ')}`);
+    process.exit(2);
+  }
+  ensureDependencies();
+  if (process.env.GATEWAY_SKIP_BUILD !== '1') build();
+  process.argv.splice(2, 1);
+  require(path.join(root, target));
+}
+
+if (require.main === module) main();
+module.exports = { ensureDependencies, build };
