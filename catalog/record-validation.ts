@@ -42,6 +42,8 @@ function crossFieldProblems(record: ModelRecord): string[] {
       try { creditsToMicro(value); } catch { problems.push(`pricing.${field}${key ? `['${key}']` : ''} ${value} is finer than one micro-credit`); }
     }
   }
+  // The checks below look prices up; they only make sense once every price converts.
+  if (problems.length > 0) return problems;
 
   for (const [name, rule] of Object.entries(params)) problems.push(...ruleProblems(name, rule, params));
 

@@ -53,7 +53,7 @@ const schema = {
     DEV_WORKSPACE_CREDITS: { type: 'string', pattern: '^[0-9]+$' },
     TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
   },
-  dependentRequired: {
+  dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
   },
 } as const;

@@ -34,8 +34,8 @@ export async function resolveStack(config: GatewayConfig, opts: StackOptions): P
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch((err) => log(`[stack] stop failed: ${err}`));
   };
+  fs.mkdirSync(config.dataDir, { recursive: true });
   const dataDir = opts.mode === 'test' ? fs.mkdtempSync(path.join(config.dataDir, 'test-')) : config.dataDir;
-  fs.mkdirSync(dataDir, { recursive: true });
   const logDir = path.join(dataDir, 'logs');
 
   try {

@@ -21,11 +21,19 @@ export function startProcess(name: string, command: string, args: string[], opts
   const out = fs.openSync(opts.logFile, 'a');
   // A watchdog shell keeps the child from outliving us when we die without running our own shutdown
   // (SIGKILL, a crashed test run): it polls our pid and terminates the child once we are gone.
-  const child = spawn(
-    'bash',
-    ['-c', 'trap "" INT; "$@" & child=$!; (while kill -0 "$WATCH_PID" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 1; done; kill -TERM "$child" 2>/dev/null; sleep 5; kill -KILL "$child" 2>/dev/null) & watchdog=$!; trap "kill -TERM $child 2>/dev/null" TERM; wait "$child"; code=$?; kill "$watchdog" 2>/dev/null; exit $code', 'watchdog', command, ...args],
-    { stdio: ['ignore', out, out], env: { ...process.env, ...opts.env, WATCH_PID: String(process.pid) }, cwd: opts.cwd, detached: true },
-  );
+  const script = [
+    'trap "" INT',
+    '"$@" & child=$!',
+    '(while kill -0 "$WATCH_PID" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 1; done; kill -TERM "$child" 2>/dev/null; sleep 5; kill -KILL "$child" 2>/dev/null) & watchdog=$!',
+    'trap \'kill -TERM "$child" 2>/dev/null\' TERM',
+    // `wait` returns early when a trapped signal arrives; keep waiting until the child is really gone.
+    'while kill -0 "$child" 2>/dev/null; do wait "$child"; code=$?; done',
+    'kill "$watchdog" 2>/dev/null',
+    'exit "${code:-0}"',
+  ].join('\n');
+  const child = spawn('bash', ['-c', script, 'watchdog', command, ...args], {
+    stdio: ['ignore', out, out], env: { ...process.env, ...opts.env, WATCH_PID: String(process.pid) }, cwd: opts.cwd, detached: true,
+  });
   fs.closeSync(out);
   let exited = false;
   const exitPromise = new Promise<void>((resolve) => child.once('exit', () => { exited = true; resolve(); }));
@@ -36,7 +44,9 @@ export function startProcess(name: string, command: string, args: string[], opts
     async stop() {
       running.delete(managed);
       if (exited) return;
-      try { process.kill(-child.pid!, 'SIGTERM'); } catch { /* already gone */ }
+      // Only the wrapper gets TERM: it forwards to the child and waits for it, so the watchdog
+      // subshell does not race it with an early KILL.
+      try { process.kill(child.pid!, 'SIGTERM'); } catch { /* already gone */ }
       const killTimer = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } }, 10_000);
       await exitPromise;
       clearTimeout(killTimer);
