@@ -1,0 +1,87 @@
+/** RIFF/WAVE with 16-bit PCM and a LIST/INFO chunk (INAM title, ICMT spoken text, ISFT software). */
+import { AudioTags, PcmAudio, samplesToBytes } from './synth';
+
+export function encodeWav(audio: PcmAudio, tags: AudioTags = {}): Buffer {
+  const data = samplesToBytes(audio.samples);
+  const fmt = Buffer.alloc(16);
+  fmt.writeUInt16LE(1, 0); // PCM
+  fmt.writeUInt16LE(1, 2); // mono
+  fmt.writeUInt32LE(audio.sampleRate, 4);
+  fmt.writeUInt32LE(audio.sampleRate * 2, 8);
+  fmt.writeUInt16LE(2, 12);
+  fmt.writeUInt16LE(16, 14);
+  const info: Buffer[] = [];
+  if (tags.title) info.push(chunk('INAM', zeroTerminated(tags.title)));
+  if (tags.text) info.push(chunk('ICMT', zeroTerminated(tags.text)));
+  if (tags.software) info.push(chunk('ISFT', zeroTerminated(tags.software)));
+  const chunks = [chunk('fmt ', fmt)];
+  if (info.length > 0) chunks.push(chunk('LIST', Buffer.concat([Buffer.from('INFO'), ...info])));
+  chunks.push(chunk('data', data));
+  const body = Buffer.concat([Buffer.from('WAVE'), ...chunks]);
+  return Buffer.concat([header('RIFF', body.length), body]);
+}
+
+export interface WavInfo {
+  sampleRate: number;
+  channels: number;
+  bitsPerSample: number;
+  formatTag: number;
+  /** Where the sample bytes start and how many there are. */
+  dataOffset: number;
+  dataLength: number;
+  /** LIST/INFO entries by their four-letter id. */
+  info: Record<string, string>;
+  seconds: number;
+}
+
+/** Parses a RIFF/WAVE file's chunks; returns null when it is not one. */
+export function parseWav(file: Buffer): WavInfo | null {
+  if (file.length < 12 || file.toString('latin1', 0, 4) !== 'RIFF' || file.toString('latin1', 8, 12) !== 'WAVE') return null;
+  const result: WavInfo = { sampleRate: 0, channels: 0, bitsPerSample: 0, formatTag: 0, dataOffset: 0, dataLength: 0, info: {}, seconds: 0 };
+  let offset = 12;
+  while (offset + 8 <= file.length) {
+    const id = file.toString('latin1', offset, offset + 4);
+    const size = file.readUInt32LE(offset + 4);
+    const start = offset + 8;
+    const end = Math.min(file.length, start + size);
+    if (id === 'fmt ' && size >= 16) {
+      result.formatTag = file.readUInt16LE(start);
+      result.channels = file.readUInt16LE(start + 2);
+      result.sampleRate = file.readUInt32LE(start + 4);
+      result.bitsPerSample = file.readUInt16LE(start + 14);
+    } else if (id === 'data') {
+      result.dataOffset = start;
+      result.dataLength = end - start;
+    } else if (id === 'LIST' && file.toString('latin1', start, start + 4) === 'INFO') {
+      let entry = start + 4;
+      while (entry + 8 <= end) {
+        const entryId = file.toString('latin1', entry, entry + 4);
+        const entrySize = file.readUInt32LE(entry + 4);
+        const text = file.subarray(entry + 8, Math.min(end, entry + 8 + entrySize)).toString('utf8').replace(/\0+$/, '');
+        result.info[entryId] = text;
+        entry += 8 + entrySize + (entrySize % 2);
+      }
+    }
+    offset = start + size + (size % 2);
+  }
+  const bytesPerSecond = result.sampleRate * result.channels * (result.bitsPerSample / 8);
+  result.seconds = bytesPerSecond > 0 ? result.dataLength / bytesPerSecond : 0;
+  return result;
+}
+
+function chunk(id: string, body: Buffer): Buffer {
+  const parts = [header(id, body.length), body];
+  if (body.length % 2 === 1) parts.push(Buffer.alloc(1));
+  return Buffer.concat(parts);
+}
+
+function header(id: string, size: number): Buffer {
+  const out = Buffer.alloc(8);
+  out.write(id, 0, 'latin1');
+  out.writeUInt32LE(size, 4);
+  return out;
+}
+
+function zeroTerminated(text: string): Buffer {
+  return Buffer.concat([Buffer.from(text, 'utf8'), Buffer.alloc(1)]);
+}
