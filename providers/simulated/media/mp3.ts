@@ -45,8 +45,9 @@ export interface Mp3Info {
   seconds: number;
   /** The ID3v2 tag's frames (TIT2, USLT, ...), when there is one. */
   tags: Record<string, string>;
-  /** Offset of the first audio frame. */
+  /** Offset of the first audio frame, and just past the last one. */
   firstFrameOffset: number;
+  endOffset: number;
 }
 
 const LAYER3_BITRATES = {
@@ -59,7 +60,7 @@ const SAMPLE_RATES: Record<number, number[]> = { 3: [44100, 48000, 32000], 2: [2
 export function parseMp3(file: Buffer): Mp3Info | null {
   const tag = parseId3(file);
   let offset = tag?.size ?? 0;
-  const info: Mp3Info = { sampleRate: 0, channels: 0, frames: 0, seconds: 0, tags: tag?.frames ?? {}, firstFrameOffset: offset };
+  const info: Mp3Info = { sampleRate: 0, channels: 0, frames: 0, seconds: 0, tags: tag?.frames ?? {}, firstFrameOffset: offset, endOffset: offset };
   let samples = 0;
   while (offset + 4 <= file.length) {
     const header = file.readUInt32BE(offset);
@@ -81,6 +82,7 @@ export function parseMp3(file: Buffer): Mp3Info | null {
     offset += length;
   }
   if (info.frames === 0) return null;
+  info.endOffset = Math.min(offset, file.length);
   info.seconds = samples / info.sampleRate;
   return info;
 }
