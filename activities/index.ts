@@ -4,17 +4,28 @@
  */
 import type { Knex } from 'knex';
 import type { ModelCatalog } from '../domain/model-catalog';
+import type { ObjectStorage } from '../lib/storage';
+import type { ProviderRegistry } from '../providers/registry';
+import { createRequestActivities } from './requests';
+export { createStreamActivities } from './stream-chat';
+import type { createStreamActivities } from './stream-chat';
 import { createSystemActivities } from './system';
 
 export interface ActivityDeps {
   db: Knex;
   catalog: ModelCatalog;
+  storage: ObjectStorage;
+  providers: ProviderRegistry;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createSystemActivities(deps),
+    ...createRequestActivities(deps),
   };
 }
 
 export type GatewayActivities = ReturnType<typeof createActivities>;
+
+/** Activities of the per-API-process stream worker (they write to connections this process holds). */
+export type StreamActivities = ReturnType<typeof createStreamActivities>;

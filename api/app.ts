@@ -12,6 +12,9 @@ import { authMiddleware } from './middleware/auth';
 import { healthRouter } from './routes/health';
 import { modelsRouter } from './routes/models';
 import { pingRouter } from './routes/ping';
+import { chatRouter } from './routes/chat';
+import { embeddingsRouter } from './routes/embeddings';
+import { keyQuotaMiddleware } from './middleware/key-quotas';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
@@ -28,6 +31,13 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   for (const router of [modelsRouter(deps), pingRouter(deps)]) {
     v1.use(router.routes(), router.allowedMethods());
   }
+  // Model endpoints (and only they) count against the key's quotas.
+  const modelEndpoints = new Router<GatewayState>();
+  modelEndpoints.use(keyQuotaMiddleware(deps.db));
+  for (const router of [chatRouter(deps), embeddingsRouter(deps)]) {
+    modelEndpoints.use(router.routes(), router.allowedMethods());
+  }
+  v1.use(modelEndpoints.routes(), modelEndpoints.allowedMethods());
   app.use(v1.routes());
   app.use(v1.allowedMethods());
   return app;

@@ -7,6 +7,7 @@ import type { ModelCatalog } from '../domain/model-catalog';
 import type { Logger } from '../lib/log';
 import type { ObjectStorage } from '../lib/storage';
 import type { AuthContext } from './middleware/auth';
+import type { StreamRegistry } from './streaming/registry';
 
 /** What the API needs from the outside world; tests build it from the real stack. */
 export interface AppDeps {
@@ -16,6 +17,8 @@ export interface AppDeps {
   catalog: ModelCatalog;
   storage: ObjectStorage;
   log: Logger;
+  /** This process's stream registry and the task queue its stream worker polls. */
+  streaming: { registry: StreamRegistry; taskQueue: string };
   /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */
   isProviderConfigured: (providerId: string) => boolean;
 }

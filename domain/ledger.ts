@@ -10,6 +10,7 @@
 import type { Knex } from 'knex';
 import { InsufficientCreditsError, PermissionDeniedError } from './errors';
 
+/** A knex handle or a transaction: inside a caller's transaction each operation nests as a savepoint. */
 export type Db = Knex | Knex.Transaction;
 
 export type LedgerKind = 'grant' | 'topup' | 'reserve' | 'settle' | 'release' | 'refund' | 'expire' | 'rollover' | 'adjust';
@@ -72,7 +73,7 @@ async function moveBucket(trx: Knex.Transaction, bucketId: number, deltaMicro: n
 }
 
 /** Adds topup credits (never expire). Returns false when the idempotency key was already used. */
-export async function topUp(db: Knex, opts: { workspaceId: string; amountMicro: number; idempotencyKey: string; actor?: string }): Promise<boolean> {
+export async function topUp(db: Db, opts: { workspaceId: string; amountMicro: number; idempotencyKey: string; actor?: string }): Promise<boolean> {
   if (!Number.isSafeInteger(opts.amountMicro) || opts.amountMicro <= 0) throw new RangeError('topup amount must be a positive integer of micro-credits');
   return db.transaction(async (trx) => {
     let bucket = await trx('credit_buckets').where({ workspace_id: opts.workspaceId, kind: 'topup' }).forUpdate().first('id');
@@ -143,7 +144,7 @@ export async function getBalance(db: Db, workspaceId: string): Promise<Balance> 
  * activity retry returns the first outcome. Throws InsufficientCreditsError (402) when the spendable
  * balance cannot cover it and CostCapExceededError (403) when the key's cap would be passed.
  */
-export async function reserve(db: Knex, opts: { reservationId: string; workspaceId: string; apiKeyId?: string | null; amountMicro: number; requestId?: string; model?: string }): Promise<Reservation> {
+export async function reserve(db: Db, opts: { reservationId: string; workspaceId: string; apiKeyId?: string | null; amountMicro: number; requestId?: string; model?: string }): Promise<Reservation> {
   if (!Number.isSafeInteger(opts.amountMicro) || opts.amountMicro < 0) throw new RangeError('reservation must be a non-negative integer of micro-credits');
   return db.transaction(async (trx) => {
     const existing = await trx('reservations').where({ id: opts.reservationId }).first();
@@ -201,7 +202,7 @@ export interface SettleOutcome {
  * Charges the exact cost and lets go of the hold, in one transaction. Idempotent: settling a reservation
  * that is no longer held returns its recorded outcome.
  */
-export async function settle(db: Knex, opts: { reservationId: string; chargeMicro: number; model?: string; meta?: unknown }): Promise<SettleOutcome> {
+export async function settle(db: Db, opts: { reservationId: string; chargeMicro: number; model?: string; meta?: unknown }): Promise<SettleOutcome> {
   if (!Number.isSafeInteger(opts.chargeMicro) || opts.chargeMicro < 0) throw new RangeError('charge must be a non-negative integer of micro-credits');
   return db.transaction(async (trx) => {
     const row = await trx('reservations').where({ id: opts.reservationId }).forUpdate().first();
@@ -238,7 +239,7 @@ export async function settle(db: Knex, opts: { reservationId: string; chargeMicr
 }
 
 /** Gives the whole hold back (the request failed or was refused). Idempotent. */
-export async function refund(db: Knex, opts: { reservationId: string; reason: string }): Promise<Reservation> {
+export async function refund(db: Db, opts: { reservationId: string; reason: string }): Promise<Reservation> {
   return db.transaction(async (trx) => {
     const row = await trx('reservations').where({ id: opts.reservationId }).forUpdate().first();
     if (!row) throw new Error(`reservation ${opts.reservationId} does not exist`);

@@ -13,7 +13,10 @@ import { createDb, migrate, type Db } from '../db/connection';
 import { seedPlans } from '../db/seeds/plans';
 import { ModelCatalog, seedCatalog } from '../domain/model-catalog';
 import { ProviderRegistry } from '../providers/registry';
-import { createGatewayWorker } from '../worker/worker';
+import { createGatewayWorker, createStreamWorker } from '../worker/worker';
+import { StreamRegistry } from '../api/streaming/registry';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { GATEWAY_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { log as defaultLog, type Logger } from './log';
 import { ObjectStorage, type StorageConfig } from './storage';
@@ -69,15 +72,23 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       connection: temporal.connection,
       namespace: temporal.namespace,
       taskQueue: opts.config.temporalTaskQueue,
-      deps: { db, catalog },
+      deps: { db, catalog, storage, providers },
     });
     workerRun = worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); });
   }
 
   let http: HttpServerHandle | null = null;
+  let streamWorker: Worker | null = null;
+  let streamWorkerRun: Promise<void> | null = null;
   if (opts.api) {
+    const streaming = { registry: new StreamRegistry(), taskQueue: `${opts.config.temporalTaskQueue}-stream-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}` };
+    streamWorker = await createStreamWorker({
+      connection: temporal.connection, namespace: temporal.namespace, taskQueue: streaming.taskQueue,
+      deps: { db, catalog, storage, providers, streams: streaming.registry },
+    });
+    streamWorkerRun = streamWorker.run().catch((err) => { log.error({ err }, 'stream worker stopped with an error'); });
     const app = createApp({
-      config: opts.config, db, catalog, storage, log,
+      config: opts.config, db, catalog, storage, log, streaming,
       temporal: { client: temporal.client, taskQueue: opts.config.temporalTaskQueue },
       isProviderConfigured: (id) => providers.isConfigured(id),
     });
@@ -90,6 +101,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     stop() {
       stopping ??= (async () => {
         await http?.close();
+        if (streamWorker) {
+          streamWorker.shutdown();
+          await streamWorkerRun;
+        }
         if (worker) {
           worker.shutdown();
           await workerRun;

@@ -8,6 +8,9 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
 
+// The lockfile pins an SDK release that supports Node 20; its notice about future releases is noise here.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 export interface StorageConfig {
   endpoint: string;
   /** Host clients use for signed URLs when it differs from the one we talk to (behind a proxy). */

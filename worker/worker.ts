@@ -5,7 +5,8 @@
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import path from 'node:path';
 import type { ActivityDeps } from '../activities';
-import { createActivities } from '../activities';
+import { createActivities, createStreamActivities } from '../activities';
+import type { StreamRegistry } from '../api/streaming/registry';
 
 let bundlePromise: Promise<WorkflowBundleWithSourceMap> | null = null;
 
@@ -37,5 +38,20 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     maxConcurrentActivityTaskExecutions: 400,
     maxConcurrentLocalActivityExecutions: 400,
     shutdownGraceTime: '10 seconds',
+  });
+}
+
+/**
+ * The per-API-process stream worker: activities only, on a task queue no other process polls, so stream
+ * activities land where the client's connection is.
+ */
+export async function createStreamWorker(opts: { connection: NativeConnection; namespace: string; taskQueue: string; deps: ActivityDeps & { streams: StreamRegistry } }): Promise<Worker> {
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue,
+    activities: createStreamActivities(opts.deps),
+    maxConcurrentActivityTaskExecutions: 1000,
+    shutdownGraceTime: '30 seconds',
   });
 }

@@ -1,2 +1,4 @@
 /** Every workflow the worker runs (this file is the worker's workflow bundle entry point). */
 export { pingWorkflow } from './ping';
+export { modelRequestWorkflow } from './model-request';
+export { chatStreamWorkflow } from './chat-stream';

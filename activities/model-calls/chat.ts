@@ -1,0 +1,41 @@
+/** `POST /v1/chat/completions` (non-streaming) as an endpoint handler. */
+import { validateModelParams } from '../../catalog/params';
+import { chatCost, estimateChatReservation } from '../../catalog/pricing';
+import type { ChatCompletionBody } from '../../api/schemas/chat-completions';
+import { chatModelParams, chatNeeds, checkChatCapabilities, promptCharacters, requestedMaxTokens, toChatRequest } from '../../domain/chat/request';
+import { chatCompletionObject } from '../../domain/chat/response';
+import { estimateTokens } from '../../domain/chat/tokens';
+import { microToCredits } from '../../domain/money';
+import type { EndpointHandler } from './types';
+
+export const chatHandler: EndpointHandler<ChatCompletionBody> = {
+  endpoint: 'chat.completions',
+  modality: 'chat',
+
+  check(record, body) {
+    checkChatCapabilities(record, chatNeeds(body));
+    validateModelParams(record, chatModelParams(body));
+  },
+
+  estimate(record, body) {
+    return estimateChatReservation(record, { promptChars: promptCharacters(body), maxTokens: requestedMaxTokens(body) });
+  },
+
+  async call(record, body, env) {
+    const adapter = env.providers.get(record.provider).chat!(record.upstreamId);
+    const result = await adapter.doGenerate(toChatRequest(body, record), {
+      requestId: env.requestId, simulate: env.simulate, signal: env.signal,
+    });
+    // Hosts that report no usage are billed on an estimate rather than for free.
+    const usage = result.usage.inputTokens + result.usage.outputTokens > 0
+      ? result.usage
+      : { inputTokens: estimateTokens(promptCharacters(body)), outputTokens: estimateTokens((result.content ?? '').length + JSON.stringify(result.toolCalls).length) };
+    const chargeMicro = chatCost(record, usage);
+    const completion = chatCompletionObject({ requestId: env.requestId, created: env.created, model: record.slug, result: { ...result, usage } });
+    return {
+      response: { kind: 'json', body: { ...completion, credits_used: microToCredits(chargeMicro) } },
+      chargeMicro,
+      usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
+    };
+  },
+};

@@ -1,0 +1,151 @@
+/**
+ * The streaming chat call. It runs on the task queue of the API process that holds the client's connection
+ * and writes chunks straight to it. Before the first byte a failure is thrown (the workflow may retry or
+ * fall back); after it, every ending (finish, upstream error, client gone) is returned with what was used,
+ * so the workflow settles exactly that. Heartbeats carry the running usage in case this process dies.
+ */
+import { activityInfo, ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { chatCost } from '../catalog/pricing';
+import type { ChatCompletionBody } from '../api/schemas/chat-completions';
+import type { StreamRegistry } from '../api/streaming/registry';
+import { promptCharacters, toChatRequest } from '../domain/chat/request';
+import { chunkObject, openAIFinishReason, usageObject } from '../domain/chat/response';
+import { estimateTokens } from '../domain/chat/tokens';
+import { GatewayError, InternalError, NotFoundError, UpstreamError } from '../domain/errors';
+import { microToCredits } from '../domain/money';
+import { toApplicationFailure } from '../lib/temporal-errors';
+import type { ChatStreamPart, FinishReason, SimulationDirective } from '../providers/types';
+import type { ActivityDeps } from './index';
+import { loadPayload, type PayloadRef } from './request-io';
+import { retryDelayMs } from './requests';
+
+export interface StreamChatInput {
+  requestId: string;
+  model: string;
+  body: PayloadRef<unknown>;
+  created: number;
+  fallbackFrom: string | null;
+  fallbackDepth: number;
+  simulate?: SimulationDirective;
+}
+
+export type StreamEnding = 'completed' | 'client_disconnected' | 'upstream_error';
+
+export interface StreamChatOutcome {
+  ending: StreamEnding;
+  inputTokens: number;
+  outputTokens: number;
+  chargeMicro: number;
+  finishReason: FinishReason | null;
+  error?: string;
+}
+
+/** What a heartbeat carries: enough to bill the generated part if this process dies mid-stream. */
+export interface StreamProgress {
+  inputTokens: number;
+  outputChars: number;
+}
+
+export function createStreamActivities(deps: ActivityDeps & { streams: StreamRegistry }) {
+  return {
+    async streamChat(input: StreamChatInput): Promise<StreamChatOutcome> {
+      const attempt = activityInfo().attempt;
+      const sink = deps.streams.get(input.requestId);
+      const none: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
+      if (!sink || sink.clientGone) return none;
+
+      const record = await deps.catalog.get(input.model);
+      if (!record) throw toApplicationFailure(new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' }));
+      const body = (await loadPayload(deps.storage, input.body)) as ChatCompletionBody;
+      const includeUsage = Boolean(body.stream_options?.include_usage);
+      const promptTokensEstimate = estimateTokens(promptCharacters(body));
+      const abort = new AbortController();
+      sink.onClientGone(() => abort.abort());
+
+      let iterator: AsyncIterator<ChatStreamPart>;
+      let first: IteratorResult<ChatStreamPart>;
+      try {
+        const adapter = deps.providers.get(record.provider).chat!(record.upstreamId);
+        iterator = adapter.doStream(toChatRequest(body, record), {
+          requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
+        })[Symbol.asyncIterator]();
+        first = await iterator.next();
+      } catch (err) {
+        if (sink.clientGone) return none;
+        throw failureBeforeFirstByte(err, attempt);
+      }
+
+      const base = { requestId: input.requestId, created: input.created, model: record.slug };
+      sink.start({
+        'x-model-used': record.slug,
+        ...(input.fallbackFrom ? { 'x-fallback-from': input.fallbackFrom, 'x-fallback-depth': String(input.fallbackDepth) } : {}),
+      });
+      sink.send(chunkObject({ ...base, delta: { role: 'assistant', content: '' } }));
+
+      let outputChars = 0;
+      let usage: { inputTokens: number; outputTokens: number } | null = null;
+      let finishReason: FinishReason | null = null;
+      let ending: StreamEnding = 'completed';
+      let error: string | undefined;
+      let lastBeat = 0;
+      const beat = () => {
+        const now = Date.now();
+        if (now - lastBeat > 1000) {
+          lastBeat = now;
+          heartbeat({ inputTokens: promptTokensEstimate, outputChars } satisfies StreamProgress);
+        }
+      };
+      try {
+        for (let step = first; !step.done; step = await iterator.next()) {
+          const part = step.value;
+          if (part.type === 'text-delta') {
+            outputChars += part.delta.length;
+            sink.send(chunkObject({ ...base, delta: { content: part.delta } }));
+          } else if (part.type === 'tool-call-delta') {
+            outputChars += part.argumentsDelta.length + (part.name?.length ?? 0);
+            sink.send(chunkObject({ ...base, delta: { tool_calls: [{ index: part.index, ...(part.id ? { id: part.id, type: 'function' } : {}), function: { ...(part.name ? { name: part.name } : {}), arguments: part.argumentsDelta } }] } }));
+          } else {
+            finishReason = part.finishReason;
+            if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
+          }
+          if (sink.clientGone) break;
+          beat();
+        }
+      } catch (err) {
+        if (!sink.clientGone) {
+          ending = 'upstream_error';
+          const gw = err instanceof GatewayError ? err : new UpstreamError(String(err), { kind: 'network', provider: record.provider });
+          error = gw.message;
+          sink.send({ error: { message: gw.message, type: gw.type, param: null, code: gw.code } });
+        }
+      }
+      if (sink.clientGone) {
+        ending = 'client_disconnected';
+        abort.abort();
+        await iterator.return?.().catch(() => undefined);
+      }
+
+      // The provider's count when it gave one; otherwise (and for cut-off streams) an estimate of what was generated.
+      const billed = usage && ending === 'completed'
+        ? usage
+        : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
+      const chargeMicro = chatCost(record, billed);
+      if (ending === 'completed') {
+        sink.send(chunkObject({ ...base, delta: {}, finishReason: openAIFinishReason(finishReason ?? 'stop') }));
+        if (includeUsage) sink.send(chunkObject({ ...base, noChoices: true, usage: { ...usageObject(billed), credits_used: microToCredits(chargeMicro) } }));
+      }
+      if (ending !== 'client_disconnected') sink.send('[DONE]');
+      sink.end();
+      return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error };
+    },
+  };
+}
+
+function failureBeforeFirstByte(err: unknown, attempt: number): ApplicationFailure {
+  if (err instanceof UpstreamError && err.retryable) {
+    const delay = retryDelayMs(attempt, err.retryAfterMs);
+    return ApplicationFailure.create({ message: err.message, type: err.name, details: [err.toJSON()], nonRetryable: delay === null, nextRetryDelay: delay ?? undefined });
+  }
+  if (err instanceof GatewayError) return toApplicationFailure(err);
+  return toApplicationFailure(new InternalError(err instanceof Error ? err.message : String(err)));
+}

@@ -1,0 +1,22 @@
+/** `POST /v1/chat/completions` (streaming is handled by api/streaming/chat-stream.ts). */
+import Router from '@koa/router';
+import { validateChatCompletionBody } from '../schemas/chat-completions';
+import { readJsonBody } from '../middleware/body';
+import type { AppDeps, GatewayState } from '../context';
+import { checkRequestedModel, runModelRequest, sendModelResponse } from '../model-requests';
+import { streamChatCompletion } from '../streaming/chat-stream';
+
+export function chatRouter(deps: AppDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+  router.post('/chat/completions', async (ctx) => {
+    const body = validateChatCompletionBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
+    await checkRequestedModel(ctx, deps, 'chat.completions', body.model, body);
+    if (body.stream) {
+      await streamChatCompletion(ctx, deps, body);
+      return;
+    }
+    const result = await runModelRequest(ctx, deps, { endpoint: 'chat.completions', model: body.model, body });
+    await sendModelResponse(ctx, deps, result);
+  });
+  return router;
+}

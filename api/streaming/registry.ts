@@ -1,0 +1,90 @@
+/**
+ * Streams cannot travel through workflow history, so the HTTP connection stays in the API process that
+ * accepted it: the route parks its response here under the request id, the workflow schedules the stream
+ * activity on this process's own task queue, and the activity writes the bytes straight to the socket.
+ */
+import type { ServerResponse } from 'node:http';
+
+export class StreamSink {
+  private started = false;
+  private closedByClient = false;
+  private readonly startWaiters: Array<() => void> = [];
+  private readonly closeListeners: Array<() => void> = [];
+
+  constructor(readonly requestId: string, private readonly res: ServerResponse, private readonly onStart: () => void) {
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        this.closedByClient = true;
+        for (const listener of this.closeListeners.splice(0)) listener();
+      }
+    });
+  }
+
+  /** True once the client went away before the stream finished. */
+  get clientGone(): boolean {
+    return this.closedByClient;
+  }
+
+  get hasStarted(): boolean {
+    return this.started;
+  }
+
+  onClientGone(listener: () => void): void {
+    if (this.closedByClient) listener();
+    else this.closeListeners.push(listener);
+  }
+
+  /** Resolves when the first byte was written (the HTTP status is then committed). */
+  whenStarted(): Promise<void> {
+    return this.started ? Promise.resolve() : new Promise((resolve) => this.startWaiters.push(resolve));
+  }
+
+  /** Commits a 200 event-stream with the given headers; later errors can only be stream events. */
+  start(headers: Record<string, string>): void {
+    if (this.started) return;
+    this.started = true;
+    this.onStart();
+    for (const [name, value] of Object.entries(headers)) this.res.setHeader(name, value);
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    this.res.flushHeaders();
+    for (const waiter of this.startWaiters.splice(0)) waiter();
+  }
+
+  /** Writes one SSE event (`data: <json>`). Returns false when the client is gone. */
+  send(data: unknown): boolean {
+    if (this.closedByClient || this.res.writableEnded) return false;
+    this.res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+    return true;
+  }
+
+  end(): void {
+    if (!this.res.writableEnded) this.res.end();
+  }
+}
+
+export class StreamRegistry {
+  private readonly sinks = new Map<string, StreamSink>();
+
+  open(requestId: string, res: ServerResponse, onStart: () => void): StreamSink {
+    const sink = new StreamSink(requestId, res, onStart);
+    this.sinks.set(requestId, sink);
+    return sink;
+  }
+
+  get(requestId: string): StreamSink | undefined {
+    return this.sinks.get(requestId);
+  }
+
+  close(requestId: string): void {
+    this.sinks.delete(requestId);
+  }
+
+  get size(): number {
+    return this.sinks.size;
+  }
+}

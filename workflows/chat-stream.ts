@@ -1,0 +1,88 @@
+/**
+ * A streaming chat request. Money and model choice stay durable here; the bytes go from the stream
+ * activity (on the task queue of the API process holding the connection) straight to the client. Fallback
+ * happens only before the first byte; after it, whatever ended the stream is settled at what was used.
+ */
+import { ActivityFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
+import type { StreamActivities } from '../activities';
+import type { StreamChatOutcome, StreamProgress } from '../activities/stream-chat';
+import { failExhausted, gatewayErrorOf, holdForHop, ledger, mayFallBack, usageBase, type HopRecord, type ModelRequestInput } from './request-steps';
+
+export interface ChatStreamInput extends ModelRequestInput {
+  /** Task queue of the API process that holds the client's connection. */
+  streamTaskQueue: string;
+}
+
+export interface ChatStreamResult {
+  modelUsed: string;
+  fallbackFrom: string | null;
+  fallbackDepth: number;
+  creditsUsedMicro: number;
+  ending: StreamChatOutcome['ending'];
+  hops: HopRecord[];
+}
+
+/** The usage the stream had reported when its process stopped answering. */
+function lastProgress(err: unknown): StreamProgress | null {
+  if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) {
+    return (err.cause.lastHeartbeatDetails as StreamProgress | undefined) ?? null;
+  }
+  return null;
+}
+
+export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatStreamResult> {
+  const startedAt = Date.now();
+  const stream = proxyActivities<StreamActivities>({
+    taskQueue: input.streamTaskQueue,
+    // The process is local to the request: if it cannot pick the task up quickly, it is gone.
+    scheduleToStartTimeout: '15 seconds',
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '20 seconds',
+    retry: { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
+  });
+  const hops: HopRecord[] = [];
+  let lastFailure: unknown = null;
+
+  for (let depth = 0; depth < input.chain.length; depth++) {
+    const model = input.chain[depth];
+    const reservationId = await holdForHop(input, depth, hops);
+    if (reservationId === 'stop') break;
+    if (reservationId === null) continue;
+
+    let outcome: StreamChatOutcome;
+    let chargeMicro: number;
+    try {
+      outcome = await stream.streamChat({
+        requestId: input.requestId, model, body: input.body, created: input.created,
+        fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, simulate: input.simulate,
+      });
+      chargeMicro = outcome.chargeMicro;
+    } catch (err) {
+      const progress = lastProgress(err);
+      if (!progress || progress.outputChars === 0) {
+        await ledger.releaseCredits({ reservationId, reason: 'stream failed before its first byte' });
+        hops.push({ model, outcome: 'failed', reason: gatewayErrorOf(err)?.message ?? String(err) });
+        lastFailure = err;
+        if (mayFallBack(err)) continue;
+        break;
+      }
+      // The process holding the stream died mid-answer: bill what its last heartbeat reported.
+      const outputTokens = Math.ceil(progress.outputChars / 4);
+      outcome = { ending: 'client_disconnected', inputTokens: progress.inputTokens, outputTokens, chargeMicro: 0, finishReason: null };
+      chargeMicro = await ledger.priceChatUsage({ model, inputTokens: progress.inputTokens, outputTokens });
+    }
+
+    const settled = await ledger.settleRequest({
+      reservationId,
+      chargeMicro,
+      usage: {
+        ...usageBase(input), modelUsed: model, fallbackDepth: depth, status: outcome.ending === 'completed' ? 'succeeded' : 'cancelled',
+        inputTokens: outcome.inputTokens, outputTokens: outcome.outputTokens, latencyMs: Date.now() - startedAt,
+        errorCode: outcome.ending === 'completed' ? null : outcome.ending,
+      },
+    });
+    hops.push({ model, outcome: 'served' });
+    return { modelUsed: model, fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, creditsUsedMicro: settled.chargedMicro, ending: outcome.ending, hops };
+  }
+  return failExhausted(input, hops, lastFailure, startedAt);
+}

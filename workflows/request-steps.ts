@@ -1,0 +1,107 @@
+/**
+ * Steps shared by the request workflows: the ledger's local activities, holding credits for one hop of the
+ * fallback chain, deciding whether a failure may fall back, and closing the books of a request no model
+ * could serve.
+ */
+import { ActivityFailure, ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import type { GatewayActivities } from '../activities';
+import type { Endpoint } from '../activities/model-calls/types';
+import type { PayloadRef } from '../activities/request-io';
+import type { SimulationDirective } from '../providers/types';
+
+export const ledger = proxyLocalActivities<GatewayActivities>({
+  startToCloseTimeout: '20 seconds',
+  retry: { initialInterval: '100 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 10 },
+});
+
+export interface ModelRequestInput {
+  requestId: string;
+  workspaceId: string;
+  apiKeyId: string | null;
+  endpoint: Endpoint;
+  /** [requested model, ...its fallback chain]. */
+  chain: string[];
+  allowedModels: string[] | null;
+  body: PayloadRef<unknown>;
+  /** Unix seconds the API accepted the request. */
+  created: number;
+  clientRequestId?: string | null;
+  simulate?: SimulationDirective;
+}
+
+export interface HopRecord {
+  model: string;
+  outcome: 'served' | 'skipped' | 'failed';
+  reason?: string;
+}
+
+interface SerializedError { name: string; kind?: string; message: string; code?: string | null }
+
+/** The serialized gateway error an activity failure carries, if any. */
+export function gatewayErrorOf(err: unknown): SerializedError | null {
+  let current: unknown = err;
+  while (current instanceof ActivityFailure) current = current.cause;
+  if (current instanceof ApplicationFailure) {
+    const detail = current.details?.[0] as { name?: string } | undefined;
+    if (detail && typeof detail === 'object' && typeof detail.name === 'string') return detail as SerializedError;
+  }
+  return null;
+}
+
+const FALLBACK_KINDS = new Set(['rate_limited', 'server_error', 'timeout', 'network']);
+
+/** Throttling, 5xx and timeouts fall back to the next model; caller errors never do. */
+export function mayFallBack(err: unknown): boolean {
+  const error = gatewayErrorOf(err);
+  return Boolean(error && error.name === 'UpstreamError' && error.kind && FALLBACK_KINDS.has(error.kind));
+}
+
+export function usageBase(input: ModelRequestInput) {
+  return {
+    requestId: input.requestId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, endpoint: input.endpoint,
+    modelRequested: input.chain[0], clientRequestId: input.clientRequestId ?? null,
+  };
+}
+
+/**
+ * Prices the request at this hop's model, re-checks what the key may use and holds the credits. Returns the
+ * reservation id, or null when this hop is skipped (`stop` when the chain must end). At the first hop
+ * every refusal is the client's answer and is thrown.
+ */
+export async function holdForHop(input: ModelRequestInput, depth: number, hops: HopRecord[]): Promise<string | null | 'stop'> {
+  const model = input.chain[depth];
+  const plan = await ledger.planModelCall({ endpoint: input.endpoint, model, body: input.body, allowedModels: input.allowedModels });
+  if (!plan.ok) {
+    if (depth === 0) throw ApplicationFailure.create({ message: plan.error.message, type: plan.error.name, nonRetryable: true, details: [plan.error] });
+    hops.push({ model, outcome: 'skipped', reason: plan.reason });
+    return null;
+  }
+  const reservationId = `${workflowInfo().workflowId}:${depth}`;
+  try {
+    await ledger.reserveCredits({ reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, amountMicro: plan.estimateMicro, requestId: input.requestId, model });
+  } catch (err) {
+    if (depth === 0) throw err;
+    hops.push({ model, outcome: 'skipped', reason: gatewayErrorOf(err)?.message ?? 'credits could not be reserved' });
+    return 'stop';
+  }
+  return reservationId;
+}
+
+/** Records a request no model served and fails the run with the last upstream error. */
+export async function failExhausted(input: ModelRequestInput, hops: HopRecord[], lastFailure: unknown, startedAt: number): Promise<never> {
+  const error = gatewayErrorOf(lastFailure);
+  await ledger.failRequest({
+    reservationId: null,
+    reason: error?.message ?? 'no model could serve the request',
+    usage: {
+      ...usageBase(input), modelUsed: null, fallbackDepth: Math.max(0, hops.length - 1), status: 'failed',
+      inputTokens: 0, outputTokens: 0, errorCode: error?.code ?? null, latencyMs: Date.now() - startedAt,
+    },
+  });
+  if (lastFailure) throw lastFailure;
+  const message = 'No model in the fallback chain could serve this request.';
+  throw ApplicationFailure.create({
+    message, type: 'InvalidRequestError', nonRetryable: true,
+    details: [{ name: 'InvalidRequestError', message, status: 400, type: 'invalid_request_error', code: 'no_model_available', param: 'model', headers: {} }],
+  });
+}
