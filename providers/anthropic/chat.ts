@@ -28,12 +28,17 @@ export function createAnthropicChat(endpoint: AnthropicEndpoint, model: string):
       const headers = endpoint.headers();
       const { body, jsonTool } = buildMessagesRequest(model, req, endpoint.defaultMaxTokens);
       const timeoutMs = endpoint.timeoutMs(ctx);
-      const { response, done } = await upstreamFetch(provider, url, {
+      const { response, done, endDeadline } = await upstreamFetch(provider, url, {
         json: { ...body, stream: true }, headers: { ...headers, accept: 'text/event-stream' }, signal: ctx.signal, timeoutMs,
       });
-      // The attempt deadline covers the first byte; afterwards silence is bounded by the idle timeout.
-      done();
-      yield* translateStream(provider, readSse(provider, response, { idleTimeoutMs: timeoutMs, signal: ctx.signal }), jsonTool);
+      // The attempt deadline covers the first byte; afterwards silence is bounded by the idle timeout,
+      // and the caller's signal still cancels the body.
+      endDeadline();
+      try {
+        yield* translateStream(provider, readSse(provider, response, { idleTimeoutMs: timeoutMs, signal: ctx.signal }), jsonTool);
+      } finally {
+        done();
+      }
     },
   };
 }

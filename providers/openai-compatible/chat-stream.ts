@@ -2,20 +2,27 @@
 import { UpstreamError } from '../../domain/errors';
 import { expectShape, extractErrorMessage, parseSseJson, readSse, upstreamFetch } from '../http';
 import type { CallContext, ChatStreamPart, FinishReason, TokenUsage } from '../types';
-import { bindBodyToSignal } from './cancellable-body';
 import { contentText, mapFinishReason, mapUsage } from './chat-wire';
 import type { OpenAICompatibleClient } from './client';
 import { isObject, isOptionalString, type JsonObject } from './shape';
 
 export async function* streamChatCompletion(client: OpenAICompatibleClient, body: JsonObject, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
   const provider = client.providerId;
-  const { response, done } = await upstreamFetch(provider, client.url('/chat/completions'), client.request(ctx, { json: body, headers: { accept: 'text/event-stream' } }));
+  const { response, done, endDeadline } = await upstreamFetch(provider, client.url('/chat/completions'), client.request(ctx, { json: body, headers: { accept: 'text/event-stream' } }));
   // The per-attempt deadline bounds the wait for the first byte; the stream itself is bounded by
-  // readSse's idle timeout and by the caller's signal.
-  done();
+  // readSse's idle timeout and by the caller's signal, which keeps cancelling the body until `done`.
+  endDeadline();
+  try {
+    yield* translateStream(provider, response, ctx);
+  } finally {
+    done();
+  }
+}
+
+async function* translateStream(provider: string, response: Response, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
   let finishReason: FinishReason | null = null;
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-  for await (const event of readSse(provider, bindBodyToSignal(response, ctx.signal), { signal: ctx.signal })) {
+  for await (const event of readSse(provider, response, { signal: ctx.signal })) {
     const data = event.data.trim();
     if (data === '[DONE]') {
       yield { type: 'finish', finishReason: finishReason ?? 'stop', usage };

@@ -201,8 +201,13 @@ describe('providers/elevenlabs speech', () => {
     expect(fake.requests[0].path).to.equal('/v1/text-to-speech/no-such-voice');
   });
 
-  // ElevenLabs nests its message as `detail.message`, a shape providers/http.ts does not read yet.
-  it('keeps ElevenLabs\' own message for a rejected request');
+  it('keeps ElevenLabs\' own message for a rejected request', async () => {
+    fake.on('POST /v1/text-to-speech/no-such-voice', { status: 400, json: voiceNotFound });
+
+    const err = await rejectionOf(speech().doSynthesize(request({ voice: 'no-such-voice' }), ctx));
+
+    expect(err.message).to.contain(voiceNotFound.detail.message);
+  });
 
   it('is not configured without an API key and then never calls upstream', async () => {
     const provider = createElevenLabsProvider({ id: 'elevenlabs', baseUrl });

@@ -127,9 +127,13 @@ describe('StabilityAudioMusicAdapter', () => {
     expect((await formOf(sent)).duration).to.equal('500');
   });
 
-  // Stability's error bodies carry their messages as `errors: string[]`, a shape providers/http.ts does not
-  // read yet, so the message is lost until extractErrorMessage learns it.
-  it('keeps the message of Stability error body on a 400');
+  it('keeps the message of Stability error body on a 400', async () => {
+    upstream.on(ROUTE, { status: 400, json: error400 });
+
+    const err = await rejectionOf(music.doGenerate(musicRequest({ durationSeconds: 500 }), ctx));
+
+    expect(err.message).to.contain('duration: must be between 1 and 190');
+  });
 
   it('reports a 429 as rate limited with its Retry-After', async () => {
     upstream.on(ROUTE, { status: 429, headers: { 'retry-after': '60' }, json: error429 });
