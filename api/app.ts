@@ -12,9 +12,16 @@ import { authMiddleware } from './middleware/auth';
 import { healthRouter } from './routes/health';
 import { modelsRouter } from './routes/models';
 import { pingRouter } from './routes/ping';
+import { fallbackChainsRouter } from './routes/fallback-chains';
 import { chatRouter } from './routes/chat';
 import { embeddingsRouter } from './routes/embeddings';
+import { imagesRouter } from './routes/images';
+import { audioRouter } from './routes/audio';
+import { musicRouter } from './routes/music';
 import { keyQuotaMiddleware } from './middleware/key-quotas';
+import { billingRouter } from './routes/billing';
+import { budgetAlertsRouter } from './routes/budget-alerts';
+import { filesRouter } from './routes/files';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
@@ -26,15 +33,19 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   app.use(health.routes());
 
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
-  v1.use(ipLimitMiddleware(deps.db));
+  v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
-  for (const router of [modelsRouter(deps), pingRouter(deps)]) {
+  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps)]) {
+    v1.use(router.routes(), router.allowedMethods());
+  }
+  // Billing and budget alerts (role-guarded inside).
+  for (const router of [billingRouter(deps), budgetAlertsRouter(deps)]) {
     v1.use(router.routes(), router.allowedMethods());
   }
   // Model endpoints (and only they) count against the key's quotas.
   const modelEndpoints = new Router<GatewayState>();
   modelEndpoints.use(keyQuotaMiddleware(deps.db));
-  for (const router of [chatRouter(deps), embeddingsRouter(deps)]) {
+  for (const router of [chatRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps)]) {
     modelEndpoints.use(router.routes(), router.allowedMethods());
   }
   v1.use(modelEndpoints.routes(), modelEndpoints.allowedMethods());

@@ -14,6 +14,7 @@ import { loadCatalogFiles, validateModelRecord } from '../catalog/load';
 import { prepareDatabase } from '../lib/runtime';
 import { devDatabaseUrl } from '../stack/attach';
 import { parseFlags, UsageError } from './args';
+import { BILLING_COMMANDS } from './billing-commands';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 
@@ -41,11 +42,14 @@ const COMMANDS: Record<string, Command> = {
   },
   'keys list': async (db, argv) => {
     const f = parseFlags(argv, { workspace: { type: 'string', required: true } });
-    const rows = await db('api_keys').where({ workspace_id: f.workspace }).orderBy('created_at');
+    const rows = await db('api_keys as k')
+      .where({ 'k.workspace_id': f.workspace })
+      .select('k.*', db.raw('(select coalesce(sum(credits_micro), 0) from usage_records u where u.api_key_id = k.id)::bigint as spent'))
+      .orderBy('k.created_at');
     return { data: rows.map((r) => ({
       id: r.id, name: r.name, role: r.role, key_hint: `${r.prefix}…${r.last4}`, rpm_limit: r.rpm_limit, daily_token_limit: r.daily_token_limit,
       allowed_models: r.allowed_models, cost_cap: r.cost_cap_micro === null ? null : microToCredits(r.cost_cap_micro),
-      spent: microToCredits(r.spent_micro), created_at: r.created_at, revoked_at: r.revoked_at,
+      spent: microToCredits(Number(r.spent)), created_at: r.created_at, revoked_at: r.revoked_at,
     })) };
   },
   'credits topup': async (db, argv) => {
@@ -91,6 +95,7 @@ const COMMANDS: Record<string, Command> = {
     return { slug: f.slug, enabled: true };
   },
   'models reseed': async (db) => seedCatalog(db, loadCatalogFiles()),
+  ...BILLING_COMMANDS,
 };
 
 function usage(): string {

@@ -27,6 +27,12 @@ export interface GatewayConfig {
   devWorkspaceCredits: number;
   /** Trust X-Forwarded-For (behind a proxy) for the per-IP safety net. */
   trustProxy: boolean;
+  /** SMTP server for budget alert e-mails (`smtp://host:port`, `smtps://user:pass@host`); absent: none. */
+  smtpUrl?: string;
+  /** The From address of budget alert e-mails. */
+  smtpFrom: string;
+  /** The per-IP safety net: requests per 10 minutes from one address. */
+  ipRateLimit: number;
 }
 
 const schema = {
@@ -52,6 +58,9 @@ const schema = {
     MAX_UPLOAD_BYTES: { type: 'string', pattern: '^[0-9]+$' },
     DEV_WORKSPACE_CREDITS: { type: 'string', pattern: '^[0-9]+$' },
     TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
+    SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
+    SMTP_FROM: { type: 'string', minLength: 3 },
+    IP_RATE_LIMIT: { type: 'string', pattern: '^[0-9]+$' },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -99,5 +108,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     maxUploadBytes: Number(present.MAX_UPLOAD_BYTES ?? 100 * 1024 * 1024),
     devWorkspaceCredits: Number(present.DEV_WORKSPACE_CREDITS ?? 1000),
     trustProxy: bool(present.TRUST_PROXY, false),
+    smtpUrl: present.SMTP_URL,
+    smtpFrom: present.SMTP_FROM ?? 'Model Gateway <alerts@localhost>',
+    ipRateLimit: Number(present.IP_RATE_LIMIT ?? 5000),
   };
 }

@@ -127,6 +127,29 @@ export async function expireBucket(trx: Knex.Transaction, opts: { workspaceId: s
   return bucket.balance_micro;
 }
 
+/**
+ * Carries up to `capMicro` of a plan bucket's balance into a later cycle's plan bucket: a `rollover` row
+ * out of the old bucket and one into the new, so `expire` rows keep meaning exactly what was lost.
+ * Returns what moved (0 when this rollover already happened). Idempotent by key.
+ */
+export async function rollOverBucket(trx: Knex.Transaction, opts: {
+  workspaceId: string; fromBucketId: number; toCycle: string; toExpiresAt: Date; capMicro: number | null; idempotencyKey: string; meta?: unknown;
+}): Promise<number> {
+  const bucket = await trx('credit_buckets').where({ id: opts.fromBucketId }).forUpdate().first('balance_micro');
+  const moving = Math.min(Number(bucket?.balance_micro ?? 0), opts.capMicro ?? Number.MAX_SAFE_INTEGER);
+  if (moving <= 0) return 0;
+  const inserted = await appendRow(trx, {
+    workspaceId: opts.workspaceId, bucketId: opts.fromBucketId, kind: 'rollover', amountMicro: -moving, idempotencyKey: `${opts.idempotencyKey}:out`, meta: opts.meta,
+  });
+  if (!inserted) return 0;
+  await moveBucket(trx, opts.fromBucketId, -moving);
+  await grantPlanCredits(trx, {
+    workspaceId: opts.workspaceId, cycle: opts.toCycle, amountMicro: moving, expiresAt: opts.toExpiresAt, kind: 'rollover',
+    idempotencyKey: `${opts.idempotencyKey}:in`, meta: opts.meta,
+  });
+  return moving;
+}
+
 export async function getBalance(db: Db, workspaceId: string): Promise<Balance> {
   const { rows } = await db.raw(
     `select coalesce(sum(balance_micro) filter (where kind = 'plan'), 0)::bigint as plan,
@@ -150,16 +173,18 @@ export async function reserve(db: Db, opts: { reservationId: string; workspaceId
     const existing = await trx('reservations').where({ id: opts.reservationId }).first();
     if (existing) return toReservation(existing);
 
+    // Only keys with a cost cap track their holds; others never take a lock on their key row. Lock order
+    // everywhere: reservation row, then key row, then buckets, so concurrent requests cannot deadlock.
     if (opts.apiKeyId) {
       const { rows } = await trx.raw(
         `update api_keys set reserved_micro = reserved_micro + ?
-          where id = ? and (cost_cap_micro is null or spent_micro + reserved_micro + ? <= cost_cap_micro)
+          where id = ? and cost_cap_micro is not null and spent_micro + reserved_micro + ? <= cost_cap_micro
           returning id`,
         [opts.amountMicro, opts.apiKeyId, opts.amountMicro],
       );
       if (rows.length === 0) {
         const key = await trx('api_keys').where({ id: opts.apiKeyId }).first('cost_cap_micro');
-        throw new CostCapExceededError(Number(key?.cost_cap_micro ?? 0));
+        if (key?.cost_cap_micro != null) throw new CostCapExceededError(Number(key.cost_cap_micro));
       }
     }
 
@@ -212,6 +237,9 @@ export async function settle(db: Db, opts: { reservationId: string; chargeMicro:
       return { reservation, chargedMicro: reservation.chargedMicro ?? 0, uncoveredMicro: 0 };
     }
     const base = { workspaceId: reservation.workspaceId, reservationId: reservation.id, requestId: row.request_id, apiKeyId: reservation.apiKeyId, model: opts.model };
+    if (reservation.apiKeyId) {
+      await trx.raw('update api_keys set reserved_micro = greatest(reserved_micro - ?, 0) where id = ? and cost_cap_micro is not null', [reservation.amountMicro, reservation.apiKeyId]);
+    }
 
     // The hold comes back to the buckets it came from...
     for (const a of reservation.allocations) {
@@ -230,8 +258,8 @@ export async function settle(db: Db, opts: { reservationId: string; chargeMicro:
       }
     }
     const charged = opts.chargeMicro - remaining;
-    if (reservation.apiKeyId) {
-      await trx.raw('update api_keys set reserved_micro = greatest(reserved_micro - ?, 0), spent_micro = spent_micro + ? where id = ?', [reservation.amountMicro, charged, reservation.apiKeyId]);
+    if (reservation.apiKeyId && charged > 0) {
+      await trx.raw('update api_keys set spent_micro = spent_micro + ? where id = ? and cost_cap_micro is not null', [charged, reservation.apiKeyId]);
     }
     const [updated] = await trx('reservations').where({ id: reservation.id }).update({ status: 'settled', charged_micro: charged, closed_at: trx.fn.now() }, '*');
     return { reservation: toReservation(updated), chargedMicro: charged, uncoveredMicro: remaining };
@@ -245,6 +273,9 @@ export async function refund(db: Db, opts: { reservationId: string; reason: stri
     if (!row) throw new Error(`reservation ${opts.reservationId} does not exist`);
     const reservation = toReservation(row);
     if (reservation.status !== 'held') return reservation;
+    if (reservation.apiKeyId) {
+      await trx.raw('update api_keys set reserved_micro = greatest(reserved_micro - ?, 0) where id = ? and cost_cap_micro is not null', [reservation.amountMicro, reservation.apiKeyId]);
+    }
     for (const a of reservation.allocations) {
       await moveBucket(trx, a.bucketId, a.amountMicro);
       await appendRow(trx, {
@@ -252,9 +283,6 @@ export async function refund(db: Db, opts: { reservationId: string; reason: stri
         idempotencyKey: `${reservation.id}:refund:${a.bucketId}`, reservationId: reservation.id, requestId: row.request_id,
         apiKeyId: reservation.apiKeyId, meta: { reason: opts.reason },
       });
-    }
-    if (reservation.apiKeyId) {
-      await trx.raw('update api_keys set reserved_micro = greatest(reserved_micro - ?, 0) where id = ?', [reservation.amountMicro, reservation.apiKeyId]);
     }
     const [updated] = await trx('reservations').where({ id: reservation.id }).update({ status: 'released', charged_micro: 0, closed_at: trx.fn.now() }, '*');
     return toReservation(updated);

@@ -28,6 +28,8 @@ function installRuntimeLogger(): void {
       warn: (m, meta) => forward('WARN', m, meta),
       error: (m, meta) => forward('ERROR', m, meta),
     },
+    // The SDK core's own (Rust) logs go through the same logger instead of straight to stderr.
+    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
   });
 }
 

@@ -30,6 +30,8 @@ export type FakeHandler = (req: RecordedRequest, callIndex: number) => FakeReply
 
 export class FakeUpstream {
   readonly requests: RecordedRequest[] = [];
+  /** Streams whose client went away before the last event was written (cancelled upstream calls). */
+  abortedStreams = 0;
   private readonly routes = new Map<string, { handler: FakeHandler; calls: number }>();
   private server: http.Server | null = null;
   private readonly sockets = new Set<import('node:net').Socket>();
@@ -105,7 +107,10 @@ export class FakeUpstream {
     if ('sse' in reply) {
       res.writeHead(status, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...(reply.headers ?? {}) });
       for (const item of reply.sse) {
-        if (res.destroyed) return;
+        if (res.destroyed) {
+          this.abortedStreams++;
+          return;
+        }
         if (item && typeof item === 'object' && 'event' in item && 'data' in item) {
           const { event, data } = item as { event: string; data: unknown };
           res.write(`event: ${event}\ndata: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);

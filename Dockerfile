@@ -1,0 +1,18 @@
+# Production image for the API and worker processes (the same image, different commands).
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npx tsc -p tsconfig.json && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/catalog ./catalog
+COPY package.json tsconfig.json ./
+USER node
+EXPOSE 8080
+CMD ["node", "dist/api/main.js"]
