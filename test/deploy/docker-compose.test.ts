@@ -8,7 +8,7 @@ import { PROVIDER_HOSTS } from '../../providers/registry';
 
 /** docker-compose.yml is for users (no engine runs here): keep it in step with what the code reads. */
 describe('docker-compose.yml', () => {
-  const compose = parse(fs.readFileSync(path.join(repoRoot, 'docker-compose.yml'), 'utf8'));
+  const compose = parse(fs.readFileSync(path.join(repoRoot, 'docker-compose.yml'), 'utf8'), { merge: true });
 
   it('has the production shape: postgres, temporal with schema setup, temporal-ui, minio, api, worker', () => {
     expect(compose.services).to.include.keys('postgres', 'temporal', 'temporal-ui', 'minio', 'api', 'worker');
