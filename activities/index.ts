@@ -10,18 +10,26 @@ import { createRequestActivities } from './requests';
 export { createStreamActivities } from './stream-chat';
 import type { createStreamActivities } from './stream-chat';
 import { createSystemActivities } from './system';
+import { createBillingActivities } from './billing';
+import { createBudgetActivities } from './budget';
 
 export interface ActivityDeps {
   db: Knex;
   catalog: ModelCatalog;
   storage: ObjectStorage;
   providers: ProviderRegistry;
+  /** Where budget alert e-mails go out (absent: e-mail alerts retry until SMTP is configured). */
+  notifications?: { smtpUrl: string | null; emailFrom: string };
+  /** The activities' clock (tests inject one); defaults to the system clock. */
+  clock?: () => Date;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createSystemActivities(deps),
     ...createRequestActivities(deps),
+    ...createBillingActivities(deps),
+    ...createBudgetActivities(deps),
   };
 }
 

@@ -21,6 +21,7 @@ import { GATEWAY_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { log as defaultLog, type Logger } from './log';
 import { ObjectStorage, type StorageConfig } from './storage';
 import { connectTemporal, type TemporalHandles } from './temporal';
+import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID } from './grant-schedule';
 
 export interface RuntimeOptions {
   config: GatewayConfig;
@@ -72,9 +73,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       connection: temporal.connection,
       namespace: temporal.namespace,
       taskQueue: opts.config.temporalTaskQueue,
-      deps: { db, catalog, storage, providers },
+      deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom } },
     });
     workerRun = worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); });
+    await ensureMonthlyGrantSchedule(temporal.client, opts.config.temporalTaskQueue).then(
+      (outcome) => log.info({ schedule: MONTHLY_GRANT_SCHEDULE_ID, outcome }, 'monthly credit grant schedule'),
+      (err) => log.error({ err }, 'could not create the monthly credit grant schedule'),
+    );
   }
 
   let http: HttpServerHandle | null = null;

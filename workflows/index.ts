@@ -2,3 +2,6 @@
 export { pingWorkflow } from './ping';
 export { modelRequestWorkflow } from './model-request';
 export { chatStreamWorkflow } from './chat-stream';
+export { monthlyCreditGrantsWorkflow } from './monthly-credit-grants';
+export { budgetWatcherWorkflow } from './budget-watcher';
+export { budgetAlertDeliveryWorkflow } from './budget-alert-delivery';

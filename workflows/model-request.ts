@@ -9,6 +9,7 @@
 import { proxyLocalActivities } from '@temporalio/workflow';
 import type { GatewayActivities } from '../activities';
 import type { CallResult } from '../activities/requests';
+import { notifyBudgetWatcher } from './budget-notify';
 import { failExhausted, gatewayErrorOf, holdForHop, ledger, mayFallBack, usageBase, type HopRecord, type ModelRequestInput } from './request-steps';
 
 export type { HopRecord, ModelRequestInput } from './request-steps';
@@ -60,6 +61,7 @@ export async function modelRequestWorkflow(input: ModelRequestInput): Promise<Mo
         latencyMs: Date.now() - startedAt,
       },
     });
+    await notifyBudgetWatcher(input.workspaceId);
     hops.push({ model, outcome: 'served' });
     return {
       response: outcome.response,

@@ -1,0 +1,45 @@
+/**
+ * Budget alert activities: poke the workspace's watcher after a settlement (cheap when it has no alerts),
+ * decide which alerts are due, and deliver one alert on one channel.
+ */
+import { activityInfo, Context } from '@temporalio/activity';
+import { cycleOf } from '../domain/billing-cycle';
+import { alertPresence } from '../domain/budget-alerts';
+import { dueAlertDeliveries, type DueDelivery } from '../domain/budget-evaluation';
+import { deliverBudgetAlert, type DeliveryOutcome } from '../domain/alert-delivery';
+import { WorkspaceIdKey } from '../workflows/search-attributes';
+import { budgetWatcherId, SPEND_CHANGED_SIGNAL, type SpendChanged } from '../workflows/budget-signals';
+import type { ActivityDeps } from './index';
+
+export function createBudgetActivities(deps: ActivityDeps) {
+  const clock = deps.clock ?? (() => new Date());
+  const email = { smtpUrl: deps.notifications?.smtpUrl ?? null, from: deps.notifications?.emailFrom ?? 'Model Gateway <alerts@localhost>' };
+  return {
+    /**
+     * Signal-with-start of the workspace's watcher (on this worker's task queue). Returns at once, without
+     * a Temporal call, for a workspace without alerts.
+     */
+    async notifyBudgetWatcher(input: { workspaceId: string }): Promise<{ signalled: boolean }> {
+      if (!(await alertPresence.has(deps.db, input.workspaceId))) return { signalled: false };
+      const signal: SpendChanged = { cycle: cycleOf(clock()) };
+      await Context.current().client.workflow.signalWithStart('budgetWatcherWorkflow', {
+        workflowId: budgetWatcherId(input.workspaceId),
+        taskQueue: activityInfo().taskQueue,
+        args: [{ workspaceId: input.workspaceId }],
+        signal: SPEND_CHANGED_SIGNAL,
+        signalArgs: [signal],
+        typedSearchAttributes: [{ key: WorkspaceIdKey, value: input.workspaceId }],
+      });
+      return { signalled: true };
+    },
+
+    async evaluateBudgetAlerts(input: { workspaceId: string; cycle: string }): Promise<{ spendMicro: number; due: DueDelivery[] }> {
+      return dueAlertDeliveries(deps.db, input);
+    },
+
+    /** Throws on a failed send (SMTP down, webhook non-2xx): the retry policy tries again. */
+    async deliverBudgetAlert(input: DueDelivery): Promise<DeliveryOutcome> {
+      return deliverBudgetAlert(deps.db, input, email);
+    },
+  };
+}
