@@ -3,7 +3,8 @@
  * Signed GET URLs let clients fetch results without our API in the path.
  */
 import {
-  CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, S3Client,
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand,
+  GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, S3Client, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
@@ -57,6 +58,49 @@ export class ObjectStorage {
     await this.client.send(new PutObjectCommand({
       Bucket: this.bucket, Key: key, Body: body, ContentType: opts.contentType, ContentLength: opts.contentLength, Metadata: opts.metadata,
     }));
+  }
+
+  /**
+   * Stores a stream of unknown length without holding it whole: up to one part (8 MiB) is buffered at a
+   * time; a body that fits in one part is a single PUT, a longer one a multipart upload (aborted, leaving
+   * nothing behind, when the stream fails). Resolves with the stored size.
+   */
+  async putStream(key: string, body: AsyncIterable<Buffer | Uint8Array>, opts: { contentType: string; partBytes?: number }): Promise<{ bytes: number }> {
+    const partBytes = Math.max(opts.partBytes ?? 8 * 1024 * 1024, 5 * 1024 * 1024);
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let total = 0;
+    let uploadId: string | undefined;
+    const parts: Array<{ ETag?: string; PartNumber: number }> = [];
+    const flushPart = async () => {
+      uploadId ??= (await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: opts.contentType }))).UploadId;
+      const PartNumber = parts.length + 1;
+      const out = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber, Body: Buffer.concat(pending) }));
+      parts.push({ ETag: out.ETag, PartNumber });
+      pending = [];
+      pendingBytes = 0;
+    };
+    try {
+      for await (const chunk of body) {
+        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+        pending.push(buffer);
+        pendingBytes += buffer.length;
+        total += buffer.length;
+        if (pendingBytes >= partBytes) await flushPart();
+      }
+      if (uploadId === undefined) {
+        await this.put(key, Buffer.concat(pending), { contentType: opts.contentType, contentLength: pendingBytes });
+        return { bytes: total };
+      }
+      if (pendingBytes > 0) await flushPart();
+      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      return { bytes: total };
+    } catch (err) {
+      if (uploadId !== undefined) {
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      }
+      throw err;
+    }
   }
 
   async get(key: string): Promise<{ body: Readable; contentType?: string; contentLength?: number }> {
