@@ -1,0 +1,205 @@
+/**
+ * API files: workspace-scoped records in Postgres, bytes in object storage under `files/<workspace>/<file id>`
+ * (never the client's filename). Storage use is the sum of a workspace's file sizes; the limit is the
+ * workspace's own, else its plan's, else DEFAULT_STORAGE_LIMIT_BYTES. A deleted file's row is removed and
+ * survives only in the audit log.
+ */
+import type { Knex } from 'knex';
+import type { ObjectStorage } from '../lib/storage';
+import { audit } from './audit';
+import { NotFoundError, PayloadTooLargeError } from './errors';
+
+export const FILE_PURPOSES = ['assistants', 'vision', 'user_data', 'batch'] as const;
+export type FilePurpose = (typeof FILE_PURPOSES)[number];
+
+export const DEFAULT_STORAGE_LIMIT_BYTES = 1024 ** 3;
+
+export interface FileRecord {
+  id: string;
+  workspaceId: string;
+  filename: string;
+  purpose: FilePurpose;
+  bytes: number;
+  contentType: string;
+  storageKey: string;
+  sha256: string | null;
+  status: string;
+  createdAt: Date;
+}
+
+/** The OpenAI file object. */
+export interface FileObject {
+  id: string;
+  object: 'file';
+  bytes: number;
+  created_at: number;
+  filename: string;
+  purpose: FilePurpose;
+  status: string;
+}
+
+export function fileStorageKey(workspaceId: string, fileId: string): string {
+  return `files/${workspaceId}/${fileId}`;
+}
+
+export function isFilePurpose(value: unknown): value is FilePurpose {
+  return typeof value === 'string' && (FILE_PURPOSES as readonly string[]).includes(value);
+}
+
+export function toFileObject(file: FileRecord): FileObject {
+  return {
+    id: file.id, object: 'file', bytes: file.bytes, created_at: Math.floor(file.createdAt.getTime() / 1000),
+    filename: file.filename, purpose: file.purpose, status: file.status,
+  };
+}
+
+function toRecord(row: Record<string, any>): FileRecord {
+  return {
+    id: row.id, workspaceId: row.workspace_id, filename: row.filename, purpose: row.purpose, bytes: Number(row.bytes),
+    contentType: row.content_type, storageKey: row.storage_key, sha256: row.sha256, status: row.status, createdAt: new Date(row.created_at),
+  };
+}
+
+/** The same 404 whether the file never existed, was deleted, or belongs to another workspace. */
+export function fileNotFound(fileId: string, param: string | null = null): NotFoundError {
+  return new NotFoundError(`No such File object: ${fileId}`, { code: 'file_not_found', param });
+}
+
+export interface StorageUsage {
+  usedBytes: number;
+  limitBytes: number;
+}
+
+export async function storageUsage(db: Knex | Knex.Transaction, workspaceId: string): Promise<StorageUsage> {
+  const { rows } = await db.raw(
+    `select coalesce(w.storage_limit_bytes, p.storage_limit_bytes) as limit_bytes,
+            (select coalesce(sum(f.bytes), 0) from files f where f.workspace_id = w.id)::bigint as used_bytes
+       from workspaces w left join plans p on p.id = w.plan_id
+      where w.id = ?`,
+    [workspaceId],
+  );
+  const row = rows[0];
+  return { usedBytes: Number(row?.used_bytes ?? 0), limitBytes: row?.limit_bytes == null ? DEFAULT_STORAGE_LIMIT_BYTES : Number(row.limit_bytes) };
+}
+
+export function storageLimitExceeded(usage: StorageUsage, incomingBytes: number | null): PayloadTooLargeError {
+  const left = Math.max(0, usage.limitBytes - usage.usedBytes);
+  const size = incomingBytes === null ? 'This upload' : `This file (${incomingBytes} bytes)`;
+  return new PayloadTooLargeError(
+    `${size} does not fit in the workspace's storage: ${usage.usedBytes} of ${usage.limitBytes} bytes are used, ${left} left. Delete files or raise the limit.`,
+    { code: 'storage_limit_exceeded' },
+  );
+}
+
+export interface NewFile {
+  id: string;
+  workspaceId: string;
+  filename: string;
+  purpose: FilePurpose;
+  bytes: number;
+  contentType: string;
+  storageKey: string;
+  sha256: string;
+  createdByKeyId: string | null;
+}
+
+/**
+ * Records a file whose bytes are already stored, in one transaction that locks the workspace row, so two
+ * concurrent uploads cannot both pass the storage limit. `withinTransaction` runs before the insert (the
+ * idempotency claim is completed there). Throws PayloadTooLargeError when the file does not fit; the
+ * caller then deletes the stored object.
+ */
+export async function commitFile(db: Knex, file: NewFile & { actor: string }, withinTransaction?: (trx: Knex.Transaction) => Promise<void>): Promise<FileRecord> {
+  return db.transaction(async (trx) => {
+    await trx.raw('select id from workspaces where id = ? for update', [file.workspaceId]);
+    const usage = await storageUsage(trx, file.workspaceId);
+    if (usage.usedBytes + file.bytes > usage.limitBytes) throw storageLimitExceeded(usage, file.bytes);
+    if (withinTransaction) await withinTransaction(trx);
+    const [row] = await trx('files').insert({
+      id: file.id, workspace_id: file.workspaceId, filename: file.filename, purpose: file.purpose, bytes: file.bytes,
+      content_type: file.contentType, storage_key: file.storageKey, sha256: file.sha256, status: 'processed', created_by_key_id: file.createdByKeyId,
+    }, '*');
+    const record = toRecord(row);
+    await audit(trx, {
+      workspaceId: file.workspaceId, actor: file.actor, action: 'file.create', subjectType: 'file', subjectId: file.id,
+      data: { filename: file.filename, purpose: file.purpose, bytes: file.bytes, content_type: file.contentType, sha256: file.sha256 },
+    });
+    return record;
+  });
+}
+
+export async function findFile(db: Knex | Knex.Transaction, workspaceId: string, fileId: string): Promise<FileRecord | null> {
+  const row = await db('files').where({ id: fileId, workspace_id: workspaceId }).first();
+  return row ? toRecord(row) : null;
+}
+
+export async function getFile(db: Knex, workspaceId: string, fileId: string): Promise<FileRecord> {
+  const file = await findFile(db, workspaceId, fileId);
+  if (!file) throw fileNotFound(fileId);
+  return file;
+}
+
+/** The workspace's files among `ids` (others' and missing ids are simply absent). */
+export async function findFiles(db: Knex, workspaceId: string, ids: string[]): Promise<Map<string, FileRecord>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db('files').where({ workspace_id: workspaceId }).whereIn('id', [...new Set(ids)]);
+  return new Map(rows.map((row) => [row.id as string, toRecord(row)]));
+}
+
+export interface ListFilesQuery {
+  limit: number;
+  order: 'asc' | 'desc';
+  purpose?: FilePurpose;
+  /** Cursor: the id of the last file of the previous page. */
+  after?: string;
+}
+
+export interface FilePage {
+  files: FileRecord[];
+  hasMore: boolean;
+}
+
+/**
+ * One page, ordered by (created_at, id). The cursor file may have been deleted since the previous page:
+ * its creation time is then read from the audit log, so paging carries on where it was.
+ */
+export async function listFiles(db: Knex, workspaceId: string, query: ListFilesQuery): Promise<FilePage | { unknownCursor: true }> {
+  const q = db('files').where({ workspace_id: workspaceId });
+  if (query.purpose) q.andWhere({ purpose: query.purpose });
+  if (query.after) {
+    const cursor = await cursorPosition(db, workspaceId, query.after);
+    if (!cursor) return { unknownCursor: true };
+    const op = query.order === 'desc' ? '<' : '>';
+    q.andWhereRaw(`(created_at, id) ${op} (?::timestamptz, ?)`, [cursor.createdAt, query.after]);
+  }
+  const rows = await q.orderBy([{ column: 'created_at', order: query.order }, { column: 'id', order: query.order }]).limit(query.limit + 1);
+  return { files: rows.slice(0, query.limit).map(toRecord), hasMore: rows.length > query.limit };
+}
+
+async function cursorPosition(db: Knex, workspaceId: string, fileId: string): Promise<{ createdAt: string } | null> {
+  const live = await db('files').where({ id: fileId, workspace_id: workspaceId }).first(db.raw(`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at`));
+  if (live) return { createdAt: live.created_at };
+  const deleted = await db('audit_log')
+    .where({ workspace_id: workspaceId, action: 'file.delete', subject_type: 'file', subject_id: fileId })
+    .first(db.raw(`data->>'created_at_exact' as created_at`));
+  return deleted?.created_at ? { createdAt: deleted.created_at } : null;
+}
+
+/**
+ * Deletes a file: the bytes go from object storage at once (while the row is locked, so a failed storage
+ * call leaves everything as it was), then the row goes and the audit log keeps the record.
+ */
+export async function deleteFile(db: Knex, storage: ObjectStorage, opts: { workspaceId: string; fileId: string; actor: string }): Promise<void> {
+  await db.transaction(async (trx) => {
+    const row = await trx('files').where({ id: opts.fileId, workspace_id: opts.workspaceId }).forUpdate()
+      .first('*', trx.raw(`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at_exact`));
+    if (!row) throw fileNotFound(opts.fileId);
+    const file = toRecord(row);
+    await storage.delete(file.storageKey);
+    await trx('files').where({ id: file.id }).delete();
+    await audit(trx, {
+      workspaceId: opts.workspaceId, actor: opts.actor, action: 'file.delete', subjectType: 'file', subjectId: file.id,
+      data: { ...toFileObject(file), content_type: file.contentType, sha256: file.sha256, storage_key: file.storageKey, created_at_exact: row.created_at_exact },
+    });
+  });
+}
