@@ -33,6 +33,8 @@ export interface CallInput {
   requestId: string;
   created: number;
   simulate?: SimulationDirective;
+  /** Absent in runs started before it was passed; handlers that need it refuse then. */
+  workspaceId?: string;
 }
 
 export interface CallResult extends Omit<CallOutcome, 'response'> {
@@ -104,7 +106,7 @@ export function createRequestActivities(deps: ActivityDeps) {
         const outcome = await handler.call(record, body, {
           requestId: input.requestId, created: input.created, attempt,
           simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
-          providers: deps.providers, storage: deps.storage, catalog: deps.catalog,
+          providers: deps.providers, storage: deps.storage, catalog: deps.catalog, workspaceId: input.workspaceId, db: deps.db,
         });
         const response = await storePayload(deps.storage, `results/${input.requestId}.json`, outcome.response);
         return { ...outcome, response };

@@ -8,6 +8,7 @@ import { activityInfo, ApplicationFailure, heartbeat } from '@temporalio/activit
 import { chatCost } from '../catalog/pricing';
 import type { ChatCompletionBody } from '../api/schemas/chat-completions';
 import type { StreamRegistry } from '../api/streaming/registry';
+import { fileReferences, inlineReferencedFiles } from '../domain/chat/file-references';
 import { promptCharacters, toChatRequest } from '../domain/chat/request';
 import { chunkObject, openAIFinishReason, usageObject } from '../domain/chat/response';
 import { estimateTokens } from '../domain/chat/tokens';
@@ -27,6 +28,8 @@ export interface StreamChatInput {
   fallbackFrom: string | null;
   fallbackDepth: number;
   simulate?: SimulationDirective;
+  /** The requesting workspace (its uploaded files may be named in the messages). */
+  workspaceId?: string;
 }
 
 export type StreamEnding = 'completed' | 'client_disconnected' | 'upstream_error';
@@ -66,7 +69,10 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
       let first: IteratorResult<ChatStreamPart>;
       try {
         const adapter = deps.providers.get(record.provider).chat!(record.upstreamId);
-        iterator = adapter.doStream(toChatRequest(body, record), {
+        const messages = fileReferences(body.messages).length === 0 ? body.messages : await inlineReferencedFiles(body.messages, {
+          db: deps.db, storage: deps.storage, workspaceId: input.workspaceId ?? '', imagesAsImageUrl: Boolean(record.capabilities.vision),
+        });
+        iterator = adapter.doStream(toChatRequest({ ...body, messages }, record), {
           requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
         })[Symbol.asyncIterator]();
         first = await iterator.next();

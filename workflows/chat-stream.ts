@@ -55,7 +55,7 @@ export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatSt
     try {
       outcome = await stream.streamChat({
         requestId: input.requestId, model, body: input.body, created: input.created,
-        fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, simulate: input.simulate,
+        fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, simulate: input.simulate, workspaceId: input.workspaceId,
       });
       chargeMicro = outcome.chargeMicro;
     } catch (err) {

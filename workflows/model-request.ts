@@ -43,7 +43,7 @@ export async function modelRequestWorkflow(input: ModelRequestInput): Promise<Mo
 
     let outcome: CallResult;
     try {
-      outcome = await models.callModel({ endpoint: input.endpoint, model, body: input.body, requestId: input.requestId, created: input.created, simulate: input.simulate });
+      outcome = await models.callModel({ endpoint: input.endpoint, model, body: input.body, requestId: input.requestId, created: input.created, simulate: input.simulate, workspaceId: input.workspaceId });
     } catch (err) {
       await ledger.releaseCredits({ reservationId, reason: 'model call failed' });
       hops.push({ model, outcome: 'failed', reason: gatewayErrorOf(err)?.message ?? String(err) });

@@ -6,7 +6,10 @@ import { chatModelParams, chatNeeds, checkChatCapabilities, promptCharacters, re
 import { chatCompletionObject } from '../../domain/chat/response';
 import { estimateTokens } from '../../domain/chat/tokens';
 import { microToCredits } from '../../domain/money';
-import type { EndpointHandler } from './types';
+import { fileReferences, inlineReferencedFiles } from '../../domain/chat/file-references';
+import { InternalError } from '../../domain/errors';
+import type { ModelRecord } from '../../catalog/types';
+import type { CallEnv, EndpointHandler } from './types';
 
 export const chatHandler: EndpointHandler<ChatCompletionBody> = {
   endpoint: 'chat.completions',
@@ -23,7 +26,8 @@ export const chatHandler: EndpointHandler<ChatCompletionBody> = {
 
   async call(record, body, env) {
     const adapter = env.providers.get(record.provider).chat!(record.upstreamId);
-    const result = await adapter.doGenerate(toChatRequest(body, record), {
+    const request = toChatRequest(await withFileContents(body, record, env), record);
+    const result = await adapter.doGenerate(request, {
       requestId: env.requestId, simulate: env.simulate, signal: env.signal,
     });
     // Hosts that report no usage are billed on an estimate rather than for free.
@@ -39,3 +43,13 @@ export const chatHandler: EndpointHandler<ChatCompletionBody> = {
     };
   },
 };
+
+/** Uploaded files named by id reach the provider as their bytes (providers cannot read our storage). */
+async function withFileContents(body: ChatCompletionBody, record: ModelRecord, env: CallEnv): Promise<ChatCompletionBody> {
+  if (fileReferences(body.messages).length === 0) return body;
+  if (!env.workspaceId || !env.db) throw new InternalError('file references need the workspace of the request');
+  const messages = await inlineReferencedFiles(body.messages, {
+    db: env.db, storage: env.storage, workspaceId: env.workspaceId, imagesAsImageUrl: Boolean(record.capabilities.vision),
+  });
+  return { ...body, messages };
+}

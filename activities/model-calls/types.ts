@@ -3,6 +3,7 @@
  * request workflow: a capability check, a reservation estimate, and the provider call that returns the
  * client's response together with its exact charge.
  */
+import type { Knex } from 'knex';
 import type { ModelCatalog } from '../../domain/model-catalog';
 import type { Modality, ModelRecord } from '../../catalog/types';
 import type { ObjectStorage } from '../../lib/storage';
@@ -28,6 +29,9 @@ export interface CallEnv {
   providers: ProviderRegistry;
   storage: ObjectStorage;
   catalog: ModelCatalog;
+  /** The requesting workspace and the database, for handlers that read its resources (chat file ids). */
+  workspaceId?: string;
+  db?: Knex;
 }
 
 export interface CallUsage {

@@ -2,6 +2,7 @@
 import Router from '@koa/router';
 import { validateChatCompletionBody } from '../schemas/chat-completions';
 import { readJsonBody } from '../middleware/body';
+import { ownReferencedFiles } from '../../domain/chat/file-references';
 import type { AppDeps, GatewayState } from '../context';
 import { checkRequestedModel, runModelRequest, sendModelResponse } from '../model-requests';
 import { streamChatCompletion } from '../streaming/chat-stream';
@@ -10,6 +11,8 @@ export function chatRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.post('/chat/completions', async (ctx) => {
     const body = validateChatCompletionBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
+    // Uploaded files named in the messages must be this workspace's (404 as for a missing file otherwise).
+    await ownReferencedFiles(deps.db, ctx.state.auth.workspaceId, body.messages);
     await checkRequestedModel(ctx, deps, 'chat.completions', body.model, body);
     if (body.stream) {
       await streamChatCompletion(ctx, deps, body);
