@@ -36,10 +36,9 @@ export interface Balance {
   topupMicro: number;
 }
 
-export class CostCapExceededError extends PermissionDeniedError {
-  constructor(capMicro: number) {
-    super(`This API key reached its cost cap of ${capMicro / 1_000_000} credits. Raise the cap or use another key.`, { code: 'key_cost_cap_exceeded' });
-  }
+/** 403 when a key's cost cap would be passed (a plain PermissionDeniedError, so it crosses Temporal as one). */
+export function costCapExceeded(capMicro: number): PermissionDeniedError {
+  return new PermissionDeniedError(`This API key reached its cost cap of ${capMicro / 1_000_000} credits. Raise the cap or use another key.`, { code: 'key_cost_cap_exceeded' });
 }
 
 /** Spendable buckets in spending order: plan credits (soonest expiry first) before topups. */
@@ -165,7 +164,7 @@ export async function getBalance(db: Db, workspaceId: string): Promise<Balance> 
 /**
  * Holds `amountMicro` for a request. Idempotent on `reservationId` (derived from the workflow), so an
  * activity retry returns the first outcome. Throws InsufficientCreditsError (402) when the spendable
- * balance cannot cover it and CostCapExceededError (403) when the key's cap would be passed.
+ * balance cannot cover it and a 403 `key_cost_cap_exceeded` when the key's cap would be passed.
  */
 export async function reserve(db: Db, opts: { reservationId: string; workspaceId: string; apiKeyId?: string | null; amountMicro: number; requestId?: string; model?: string }): Promise<Reservation> {
   if (!Number.isSafeInteger(opts.amountMicro) || opts.amountMicro < 0) throw new RangeError('reservation must be a non-negative integer of micro-credits');
@@ -184,7 +183,7 @@ export async function reserve(db: Db, opts: { reservationId: string; workspaceId
       );
       if (rows.length === 0) {
         const key = await trx('api_keys').where({ id: opts.apiKeyId }).first('cost_cap_micro');
-        if (key?.cost_cap_micro != null) throw new CostCapExceededError(Number(key.cost_cap_micro));
+        if (key?.cost_cap_micro != null) throw costCapExceeded(Number(key.cost_cap_micro));
       }
     }
 

@@ -106,13 +106,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     stop() {
       stopping ??= (async () => {
         await http?.close();
-        if (streamWorker) {
-          streamWorker.shutdown();
-          await streamWorkerRun;
-        }
-        if (worker) {
-          worker.shutdown();
-          await workerRun;
+        for (const [w, run] of [[streamWorker, streamWorkerRun], [worker, workerRun]] as const) {
+          if (!w) continue;
+          if (w.getState() === 'RUNNING') w.shutdown();
+          await run;
         }
         await temporal.connection.close().catch(() => undefined);
         await db.destroy();

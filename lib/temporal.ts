@@ -20,6 +20,8 @@ function installRuntimeLogger(): void {
     log[target]({ temporal: meta }, message);
   };
   Runtime.install({
+    // Our processes stop their workers themselves, in order (HTTP first, then workers, then connections).
+    shutdownSignals: [],
     logger: {
       log: forward,
       trace: (m, meta) => forward('TRACE', m, meta),

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Db } from '../../db/connection';
-import { getBalance, grantPlanCredits, ledgerSum, refund, reserve, settle, topUp, CostCapExceededError } from '../../domain/ledger';
-import { InsufficientCreditsError } from '../../domain/errors';
+import { getBalance, grantPlanCredits, ledgerSum, refund, reserve, settle, topUp } from '../../domain/ledger';
+import { InsufficientCreditsError, PermissionDeniedError } from '../../domain/errors';
 import { createApiKey, createWorkspace } from '../../domain/workspaces';
 import { openTestDb } from '../support/db';
 
@@ -80,7 +80,11 @@ describe('credit ledger', function () {
     const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) =>
       reserve(db, { reservationId: `cap-${ws}-${i}`, workspaceId: ws, apiKeyId: key.id, amountMicro: 1_000_000 })));
     expect(outcomes.filter((o) => o.status === 'fulfilled')).to.have.length(5);
-    for (const o of outcomes.filter((o) => o.status === 'rejected')) expect((o as PromiseRejectedResult).reason).to.be.instanceOf(CostCapExceededError);
+    for (const o of outcomes.filter((o) => o.status === 'rejected')) {
+      const reason = (o as PromiseRejectedResult).reason;
+      expect(reason).to.be.instanceOf(PermissionDeniedError);
+      expect(reason.code).to.equal('key_cost_cap_exceeded');
+    }
   });
 
   it('refuses to edit the ledger', async () => {
