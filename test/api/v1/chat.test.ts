@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import OpenAI from 'openai';
 import { startTestGateway, type TestGateway, type Tenant } from '../../support/gateway';
 import { getBalance, ledgerSum } from '../../../domain/ledger';
+import { localActivitySteps } from '../../support/history';
 
 describe('POST /v1/chat/completions', function () {
   this.timeout(120_000);
@@ -54,6 +55,17 @@ describe('POST /v1/chat/completions', function () {
     expect(response.headers.get('x-model-used')).to.equal('sim-chat-mini');
     expect(response.headers.get('x-fallback-from')).to.equal('sim-chat-fail-500');
     expect(response.headers.get('x-fallback-depth')).to.equal('1');
+
+    // The operator's view: each attempt and the fallback hop in the run's history.
+    const steps = await localActivitySteps(gateway.runtime.temporal.client, `req-${response.headers.get('x-request-id')}`);
+    const calls = steps.filter((s) => s.name === 'callModel');
+    expect(calls).to.have.length(2);
+    expect(calls[0].attempt).to.equal(3);
+    expect(calls[0].failure).to.contain('500');
+    expect(calls[1].failure).to.equal(undefined);
+    const names = steps.map((s) => s.name);
+    expect(names.slice(0, 4)).to.deep.equal(['planModelCall', 'reserveCredits', 'callModel', 'releaseCredits']);
+    expect(names).to.include('settleRequest');
   });
 
   it('returns the upstream error when no fallback is configured', async () => {

@@ -1,0 +1,22 @@
+/** Reads a workflow's history the way an operator sees it in the Web UI: its steps, in order. */
+import type { Client } from '@temporalio/client';
+
+export interface HistoryStep {
+  /** Local activity type, or the event type for other events. */
+  name: string;
+  attempt?: number;
+  failure?: string;
+}
+
+export async function localActivitySteps(client: Client, workflowId: string): Promise<HistoryStep[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const steps: HistoryStep[] = [];
+  for (const event of history.events ?? []) {
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_local_activity') continue;
+    const payload = marker.details?.data?.payloads?.[0]?.data;
+    const data = payload ? JSON.parse(Buffer.from(payload).toString('utf8')) : {};
+    steps.push({ name: data.activity_type, attempt: data.attempt, failure: marker.failure?.message ?? undefined });
+  }
+  return steps;
+}
