@@ -1,0 +1,84 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { repoRoot } from '../../lib/paths';
+import { getSharedStack } from '../support/stack';
+
+interface CliResult { code: number; stdout: string; stderr: string; json: any }
+
+/** Runs the admin CLI as a user would (a separate process), against the test database. */
+async function gateway(...args: string[]): Promise<CliResult> {
+  const stack = await getSharedStack();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'gateway.js'), ...args], {
+      cwd: repoRoot, env: { ...process.env, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'error' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => { stdout += c; });
+    child.stderr.on('data', (c) => { stderr += c; });
+    child.on('close', (code) => {
+      let json: unknown = null;
+      try { json = JSON.parse(stdout); } catch { /* not JSON */ }
+      resolve({ code: code ?? -1, stdout, stderr, json });
+    });
+  });
+}
+
+describe('admin CLI (gateway)', function () {
+  this.timeout(120_000);
+
+  it('creates a workspace with credits, a key with quotas, tops up and reports the balance', async () => {
+    const ws = await gateway('workspace', 'create', '--name', 'Acme', '--credits', '12.5');
+    expect(ws.code, ws.stderr).to.equal(0);
+    expect(ws.json.id).to.match(/^ws_/);
+    expect(ws.json.credits).to.equal(12.5);
+
+    const key = await gateway('keys', 'create', '--workspace', ws.json.id, '--name', 'ci', '--rpm', '60', '--daily-tokens', '1000', '--models', 'sim-chat,sim-embed', '--cost-cap', '5');
+    expect(key.code, key.stderr).to.equal(0);
+    expect(key.json.key).to.match(/^sk-gw-[0-9A-Za-z]{43}$/);
+    expect(key.json).to.include({ rpm_limit: 60, daily_token_limit: 1000, cost_cap: 5 });
+    expect(key.json.allowed_models).to.deep.equal(['sim-chat', 'sim-embed']);
+
+    const topup = await gateway('credits', 'topup', '--workspace', ws.json.id, '--credits', '7.5', '--idempotency-key', 'invoice-1');
+    expect(topup.json).to.include({ applied: true, balance: 20 });
+    const again = await gateway('credits', 'topup', '--workspace', ws.json.id, '--credits', '7.5', '--idempotency-key', 'invoice-1');
+    expect(again.json).to.include({ applied: false, balance: 20 });
+    const balance = await gateway('credits', 'balance', '--workspace', ws.json.id);
+    expect(balance.json).to.include({ balance: 20, topup_credits: 20 });
+
+    const list = await gateway('keys', 'list', '--workspace', ws.json.id);
+    expect(list.json.data[0].key_hint).to.match(/^sk-gw-…/);
+    expect(JSON.stringify(list.json)).not.to.contain(key.json.key);
+
+    const revoked = await gateway('keys', 'revoke', '--key-id', key.json.id);
+    expect(revoked.code).to.equal(0);
+    expect(revoked.json.revoked_at).to.be.a('string');
+  });
+
+  it('sets fallback chains, refusing unknown models', async () => {
+    const ws = await gateway('workspace', 'create', '--name', 'Chains');
+    const set = await gateway('fallbacks', 'set', '--workspace', ws.json.id, '--model', 'sim-chat', '--chain', 'sim-chat-mini,sim-chat-slow');
+    expect(set.json).to.deep.equal({ model: 'sim-chat', chain: ['sim-chat-mini', 'sim-chat-slow'] });
+    const bad = await gateway('fallbacks', 'set', '--workspace', ws.json.id, '--model', 'sim-chat', '--chain', 'nope');
+    expect(bad.code).to.equal(1);
+    expect(bad.stderr).to.contain("Unknown model 'nope'");
+  });
+
+  it('exits non-zero with a clear message on bad arguments', async () => {
+    const missing = await gateway('keys', 'create', '--workspace', 'ws_x');
+    expect(missing.code).to.equal(2);
+    expect(missing.stderr).to.contain('--name is required');
+    const unknownFlag = await gateway('workspace', 'create', '--name', 'x', '--colour', 'red');
+    expect(unknownFlag.code).to.equal(2);
+    expect(unknownFlag.stderr).to.contain('unknown flag --colour');
+    const notNumber = await gateway('credits', 'topup', '--workspace', 'ws_x', '--credits', 'lots');
+    expect(notNumber.code).to.equal(2);
+    const unknownCommand = await gateway('frobnicate');
+    expect(unknownCommand.code).to.equal(2);
+    expect(unknownCommand.stderr).to.contain('usage: gateway');
+    const noWorkspace = await gateway('keys', 'create', '--workspace', 'ws_missing', '--name', 'k');
+    expect(noWorkspace.code).to.equal(1);
+    expect(noWorkspace.stderr).to.contain("No workspace 'ws_missing'");
+  });
+});
