@@ -42,7 +42,11 @@ export function simulationDirective(ctx: GatewayContext): SimulationDirective | 
   return { failure, ...(Number.isInteger(failTimes) && failTimes > 0 ? { failTimes } : {}), ...(delayMs > 0 ? { delayMs } : {}) };
 }
 
-export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: { endpoint: Endpoint; model: string; body: unknown }): Promise<ModelRequestResult> {
+/**
+ * `idempotencyBody`: what an Idempotency-Key's body hash covers when it is not the body itself (bodies
+ * holding upload keys, which differ on every request, hash their files' content instead).
+ */
+export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: { endpoint: Endpoint; model: string; body: unknown; idempotencyBody?: unknown }): Promise<ModelRequestResult> {
   const { auth, requestId } = ctx.state;
   const chain = [opts.model, ...(await getFallbackChain(deps.db, auth.workspaceId, opts.model))];
   const input: ModelRequestInput = {
@@ -62,7 +66,7 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
   let replay = false;
   if (idempotencyKey) {
     const claim = await claimIdempotencyKey(deps.db, {
-      workspaceId: auth.workspaceId, scope: opts.endpoint, key: idempotencyKey, bodyHash: sha256(canonicalJson(opts.body)), prefix: 'idem',
+      workspaceId: auth.workspaceId, scope: opts.endpoint, key: idempotencyKey, bodyHash: sha256(canonicalJson(opts.idempotencyBody ?? opts.body)), prefix: 'idem',
     });
     workflowId = claim.resourceId;
     replay = !claim.first;
