@@ -7,8 +7,9 @@ import type { ModelCatalog } from '../domain/model-catalog';
 import type { ObjectStorage } from '../lib/storage';
 import type { ProviderRegistry } from '../providers/registry';
 import { createRequestActivities } from './requests';
-export { createStreamActivities } from './stream-chat';
-import type { createStreamActivities } from './stream-chat';
+import { createStreamActivities as createChatStreamActivities } from './stream-chat';
+import { createImageStreamActivities } from './stream-images';
+import type { StreamRegistry } from '../api/streaming/registry';
 import { createSystemActivities } from './system';
 import { createBillingActivities } from './billing';
 import { createBudgetActivities } from './budget';
@@ -36,4 +37,8 @@ export function createActivities(deps: ActivityDeps) {
 export type GatewayActivities = ReturnType<typeof createActivities>;
 
 /** Activities of the per-API-process stream worker (they write to connections this process holds). */
+export function createStreamActivities(deps: ActivityDeps & { streams: StreamRegistry }) {
+  return { ...createChatStreamActivities(deps), ...createImageStreamActivities(deps) };
+}
+
 export type StreamActivities = ReturnType<typeof createStreamActivities>;

@@ -5,3 +5,4 @@ export { chatStreamWorkflow } from './chat-stream';
 export { monthlyCreditGrantsWorkflow } from './monthly-credit-grants';
 export { budgetWatcherWorkflow } from './budget-watcher';
 export { budgetAlertDeliveryWorkflow } from './budget-alert-delivery';
+export { imageStreamWorkflow } from './image-stream';

@@ -55,10 +55,10 @@ export class StreamSink {
     for (const waiter of this.startWaiters.splice(0)) waiter();
   }
 
-  /** Writes one SSE event (`data: <json>`). Returns false when the client is gone. */
-  send(data: unknown): boolean {
+  /** Writes one SSE event (`data: <json>`, after `event: <name>` when named). Returns false when the client is gone. */
+  send(data: unknown, event?: string): boolean {
     if (this.closedByClient || this.res.writableEnded) return false;
-    this.res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+    this.res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
     return true;
   }
 
