@@ -36,8 +36,10 @@ function ensureDependencies() {
   const installed = path.join(root, 'node_modules', '.package-lock.json');
   const stale = !fs.existsSync(installed) || fs.statSync(lock).mtimeMs > fs.statSync(installed).mtimeMs;
   if (!stale) return;
-  say('installing dependencies (npm ci) ...');
-  execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  say('installing dependencies (npm install, versions pinned by package-lock.json) ...');
+  // Not `npm ci`: registries that do not serve every platform's optional binaries (e.g. a local mirror)
+  // leave those out of the lock file, which `npm ci` refuses while `npm install` still honours the pins.
+  execSync('npm install --no-audit --no-fund', { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
 }
 
 function build() {
