@@ -11,7 +11,8 @@ import type { DueDelivery } from '../domain/budget-evaluation';
 const channels = proxyActivities<GatewayActivities>({
   // Bounds one attempt (SMTP and webhook calls carry their own shorter timeouts).
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '3 minutes', maximumAttempts: 0 },
+  // No maximumAttempts: unlimited.
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '3 minutes' },
 });
 
 export async function budgetAlertDeliveryWorkflow(delivery: DueDelivery): Promise<DeliveryOutcome> {

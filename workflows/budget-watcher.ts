@@ -32,6 +32,8 @@ export const spendChangedSignal = defineSignal<[SpendChanged]>(SPEND_CHANGED_SIG
 
 export interface WatcherStatus {
   evaluations: number;
+  /** True while an evaluation (and the deliveries it starts) is under way. */
+  busy: boolean;
   deliveriesStarted: number;
   pendingCycles: string[];
 }
@@ -50,13 +52,15 @@ export async function budgetWatcherWorkflow(input: BudgetWatcherInput): Promise<
   const pending = new Set(input.pendingCycles ?? []);
   const started = new Map(Object.entries(input.started ?? {}).map(([cycle, keys]) => [cycle, new Set(keys)]));
   let evaluations = input.evaluations ?? 0;
-  const status = (): WatcherStatus => ({ evaluations, deliveriesStarted: [...started.values()].reduce((n, s) => n + s.size, 0), pendingCycles: [...pending] });
+  let busy = false;
+  const status = (): WatcherStatus => ({ evaluations, busy, deliveriesStarted: [...started.values()].reduce((n, s) => n + s.size, 0), pendingCycles: [...pending] });
 
   setHandler(spendChangedSignal, ({ cycle }) => { pending.add(cycle); });
   setHandler(watcherStatusQuery, status);
 
   for (;;) {
     if (!(await condition(() => pending.size > 0, IDLE_TIMEOUT))) return status();
+    busy = true;
     for (const cycle of [...pending].sort()) {
       pending.delete(cycle);
       const { due } = await budget.evaluateBudgetAlerts({ workspaceId: input.workspaceId, cycle });
@@ -70,6 +74,7 @@ export async function budgetWatcherWorkflow(input: BudgetWatcherInput): Promise<
         startedThisCycle.add(key);
       }
     }
+    busy = false;
     // Only the latest two cycles can still be signalled.
     for (const cycle of [...started.keys()].sort().slice(0, -2)) started.delete(cycle);
 
