@@ -13,6 +13,7 @@ import type { StreamRegistry } from '../api/streaming/registry';
 import { createSystemActivities } from './system';
 import { createBillingActivities } from './billing';
 import { createBudgetActivities } from './budget';
+import { createVideoActivities } from './videos';
 
 export interface ActivityDeps {
   db: Knex;
@@ -31,6 +32,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRequestActivities(deps),
     ...createBillingActivities(deps),
     ...createBudgetActivities(deps),
+    ...createVideoActivities(deps),
   };
 }
 

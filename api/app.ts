@@ -22,6 +22,7 @@ import { keyQuotaMiddleware } from './middleware/key-quotas';
 import { billingRouter } from './routes/billing';
 import { budgetAlertsRouter } from './routes/budget-alerts';
 import { filesRouter } from './routes/files';
+import { videoGenerationsRouter, videoJobsRouter } from './routes/videos';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
@@ -35,7 +36,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
-  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps)]) {
+  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps)]) {
     v1.use(router.routes(), router.allowedMethods());
   }
   // Billing and budget alerts (role-guarded inside).
@@ -45,7 +46,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   // Model endpoints (and only they) count against the key's quotas.
   const modelEndpoints = new Router<GatewayState>();
   modelEndpoints.use(keyQuotaMiddleware(deps.db));
-  for (const router of [chatRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps)]) {
+  for (const router of [chatRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)]) {
     modelEndpoints.use(router.routes(), router.allowedMethods());
   }
   v1.use(modelEndpoints.routes(), modelEndpoints.allowedMethods());

@@ -34,8 +34,9 @@ export function readIdempotencyKey(header: string | undefined): string | null {
   return key;
 }
 
-export async function claimIdempotencyKey(db: Knex, opts: { workspaceId: string; scope: string; key: string; bodyHash: string; prefix: string }): Promise<IdempotencyClaim> {
-  const resourceId = `${opts.prefix}-${opts.workspaceId}-${sha256(`${opts.scope}\n${opts.key}`).slice(0, 32)}`;
+export async function claimIdempotencyKey(db: Knex, opts: { workspaceId: string; scope: string; key: string; bodyHash: string; prefix: string; resourceId?: string }): Promise<IdempotencyClaim> {
+  // A resource with ids of its own (a video job's `vgen_...`) passes the id to remember for the key.
+  const resourceId = opts.resourceId ?? `${opts.prefix}-${opts.workspaceId}-${sha256(`${opts.scope}\n${opts.key}`).slice(0, 32)}`;
   const { rows } = await db.raw(
     `insert into idempotency_keys (workspace_id, scope, key, body_hash, resource_id) values (?, ?, ?, ?, ?)
      on conflict (workspace_id, scope, key) do nothing returning resource_id`,

@@ -6,3 +6,4 @@ export { monthlyCreditGrantsWorkflow } from './monthly-credit-grants';
 export { budgetWatcherWorkflow } from './budget-watcher';
 export { budgetAlertDeliveryWorkflow } from './budget-alert-delivery';
 export { imageStreamWorkflow } from './image-stream';
+export { videoGenerationWorkflow } from './video-generation';

@@ -7,6 +7,7 @@ import { loadConfig } from '../../config/env';
 import { createApiKey, createWorkspace, type ApiKeyQuotas, type Role } from '../../domain/workspaces';
 import { startRuntime, type Runtime } from '../../lib/runtime';
 import { ProviderRegistry } from '../../providers/registry';
+import type { ProviderOptions } from '../../providers/types';
 import { getSharedStack } from './stack';
 
 export interface TestGateway {
@@ -27,13 +28,17 @@ export interface Tenant {
   fetch(path: string, init?: RequestInit): Promise<Response>;
 }
 
-export async function startTestGateway(opts: { env?: NodeJS.ProcessEnv; taskQueue?: string; api?: boolean; worker?: boolean } = {}): Promise<TestGateway> {
+export async function startTestGateway(opts: {
+  env?: NodeJS.ProcessEnv; taskQueue?: string; api?: boolean; worker?: boolean;
+  /** Per-provider options over the env's (e.g. the simulated provider's `x-sim-*` knobs as headers). */
+  providerOverrides?: Record<string, Partial<ProviderOptions>>;
+} = {}): Promise<TestGateway> {
   const stack = await getSharedStack();
   const env = { ...process.env, ...(opts.env ?? {}) };
   const config = { ...loadConfig(env), temporalTaskQueue: opts.taskQueue ?? `test-${Math.random().toString(36).slice(2, 10)}` };
   const runtime = await startRuntime({
     config, databaseUrl: stack.databaseUrl, temporalAddress: stack.temporalAddress, s3: stack.s3,
-    api: opts.api ?? true, worker: opts.worker ?? true, port: 0, providers: ProviderRegistry.fromEnv(env),
+    api: opts.api ?? true, worker: opts.worker ?? true, port: 0, providers: ProviderRegistry.fromEnv(env, opts.providerOverrides),
   });
   const url = runtime.http?.url ?? '';
   return {

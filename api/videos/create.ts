@@ -1,0 +1,134 @@
+/**
+ * `POST /v1/videos/generations`: checks the request against the model (the catalog's allowedParams), takes
+ * the reference image in (fetched or decoded, stored in our bucket), records the job as `queued` and starts
+ * its workflow (workflow id = job id), then answers at once. Everything the workflow needs is kept on the
+ * job row, so an Idempotency-Key replay can finish a creation that was cut short (the row and the start
+ * are both idempotent).
+ */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { validateModelParams } from '../../catalog/params';
+import { videoCost } from '../../catalog/pricing';
+import type { ModelRecord } from '../../catalog/types';
+import { InsufficientCreditsError, InvalidRequestError, NotFoundError, PermissionDeniedError } from '../../domain/errors';
+import { newId } from '../../domain/ids';
+import { getBalance } from '../../domain/ledger';
+import { createVideoJob, discardQueuedVideoJob, findVideoJob, type VideoJob, type VideoJobSpec } from '../../domain/video-jobs';
+import { getFallbackChain } from '../../domain/workspaces';
+import type { VideoGenerationInput } from '../../workflows/video-generation';
+import type { AppDeps, GatewayContext } from '../context';
+import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../idempotency';
+import { readJsonBody } from '../middleware/body';
+import { simulationDirective } from '../model-requests';
+import { validateVideoGenerationBody, videoModelParams, type VideoGenerationBody } from '../schemas/video-generations';
+import { requestSearchAttributes } from '../workflow-ids';
+import { loadReferenceImage } from './reference-image';
+import { videoObject } from './object';
+
+export const VIDEO_ENDPOINT = 'videos.generations';
+
+export async function createVideoGeneration(ctx: GatewayContext, deps: AppDeps): Promise<void> {
+  const { auth } = ctx.state;
+  const body = validateVideoGenerationBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
+  const record = await checkVideoModel(ctx, deps, body.model);
+  const params = videoModelParams(body);
+  const checked = checkModelParams(record, params, body);
+  const cost = videoCost(record, { seconds: Number(checked.duration), resolution: checked.resolution as string | undefined, n: Number(checked.n ?? 1) });
+
+  let jobId = newId('vgen');
+  let replay = false;
+  const key = readIdempotencyKey(ctx.get('idempotency-key'));
+  if (key) {
+    const claim = await claimIdempotencyKey(deps.db, {
+      workspaceId: auth.workspaceId, scope: VIDEO_ENDPOINT, key, bodyHash: sha256(canonicalJson(body)), prefix: 'vgen', resourceId: jobId,
+    });
+    jobId = claim.resourceId;
+    replay = !claim.first;
+  }
+
+  let job = replay ? await findVideoJob(deps.db, auth.workspaceId, jobId) : null;
+  const creating = !job;
+  if (!job) {
+    await checkAffordable(ctx, deps, cost);
+    const spec: VideoJobSpec = {
+      prompt: body.prompt,
+      requested: Object.fromEntries(Object.entries(params).filter(([name]) => name !== 'image_url' && name !== 'image_base64')),
+      image: await storeReferenceImage(deps, auth.workspaceId, jobId, body),
+      chain: [body.model, ...(await getFallbackChain(deps.db, auth.workspaceId, body.model))],
+      allowedModels: auth.allowedModels,
+      simulate: simulationDirective(ctx),
+    };
+    job = await createVideoJob(deps.db, { id: jobId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model: body.model, spec });
+  }
+  if (job.status === 'queued') await startJobWorkflow(ctx, deps, job, creating);
+  if (replay) ctx.set('x-idempotent-replayed', 'true');
+  ctx.body = await videoObject(deps.storage, job);
+}
+
+async function checkVideoModel(ctx: GatewayContext, deps: AppDeps, model: string): Promise<ModelRecord> {
+  const record = await deps.catalog.get(model);
+  if (!record) throw new NotFoundError(`The model '${model}' does not exist.`, { code: 'model_not_found', param: 'model' });
+  if (record.modality !== 'video') {
+    throw new InvalidRequestError(`Model '${model}' is a ${record.modality} model; this endpoint needs a video model.`, { code: 'model_modality_mismatch', param: 'model' });
+  }
+  const allowed = ctx.state.auth.allowedModels;
+  if (allowed && !allowed.includes(model)) {
+    throw new PermissionDeniedError(`This API key may not use model '${model}'. Allowed: ${allowed.join(', ')}.`, { code: 'model_not_allowed', param: 'model' });
+  }
+  return record;
+}
+
+/** The catalog's check, naming `duration_seconds` when that is what the client sent. */
+function checkModelParams(record: ModelRecord, params: Record<string, unknown>, body: VideoGenerationBody): Record<string, unknown> {
+  try {
+    return validateModelParams(record, params);
+  } catch (err) {
+    if (err instanceof InvalidRequestError && err.param === 'duration' && body.duration === undefined && body.duration_seconds !== undefined) {
+      throw new InvalidRequestError(err.message.replace(/'duration'/g, "'duration_seconds'"), { param: 'duration_seconds', code: err.code });
+    }
+    throw err;
+  }
+}
+
+/**
+ * The job answers at once, so the usual refusals (402, the key's cost cap) are given here from the current
+ * balance; the workflow's reservation stays the authority (a job that loses a race for the last credits
+ * ends `failed` with `insufficient_credits`, and nothing is charged).
+ */
+async function checkAffordable(ctx: GatewayContext, deps: AppDeps, costMicro: number): Promise<void> {
+  const { auth } = ctx.state;
+  if ((await getBalance(deps.db, auth.workspaceId)).totalMicro < costMicro) throw new InsufficientCreditsError();
+  if (auth.costCapMicro != null) {
+    const keyRow = await deps.db('api_keys').where({ id: auth.keyId }).first('spent_micro', 'reserved_micro');
+    if (Number(keyRow.spent_micro) + Number(keyRow.reserved_micro) + costMicro > auth.costCapMicro) {
+      throw new PermissionDeniedError(`This API key reached its cost cap of ${auth.costCapMicro / 1_000_000} credits. Raise the cap or use another key.`, { code: 'key_cost_cap_exceeded' });
+    }
+  }
+}
+
+async function storeReferenceImage(deps: AppDeps, workspaceId: string, jobId: string, body: VideoGenerationBody): Promise<VideoJobSpec['image']> {
+  const image = await loadReferenceImage(body);
+  if (!image) return null;
+  const storageKey = `videos/${workspaceId}/${jobId}/reference`;
+  await deps.storage.put(storageKey, image.data, { contentType: image.mediaType, contentLength: image.data.length });
+  return { storageKey, mediaType: image.mediaType, bytes: image.data.length };
+}
+
+/** Starts the job's workflow unless it already runs or ran (replays join it). */
+async function startJobWorkflow(ctx: GatewayContext, deps: AppDeps, job: VideoJob, creating: boolean): Promise<void> {
+  const input: VideoGenerationInput = { jobId: job.id, workspaceId: job.workspaceId, apiKeyId: job.apiKeyId, spec: job.spec };
+  try {
+    await deps.temporal.client.workflow.start('videoGenerationWorkflow', {
+      taskQueue: deps.temporal.taskQueue,
+      workflowId: job.id,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: requestSearchAttributes({ requestId: ctx.state.requestId, workspaceId: job.workspaceId, apiKeyId: job.apiKeyId ?? undefined, model: job.model, endpoint: VIDEO_ENDPOINT }),
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+    // Not started: the job is taken back (a workflow that did start after all finds no job and stops uncharged).
+    if (creating) await discardQueuedVideoJob(deps.db, job.id).catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The `video_jobs` read model: what GET /v1/videos/generations/{id} shows while the job's workflow runs.
+ * The workflow moves it queued -> processing (progress 0..99) -> succeeded (100) | failed; a finished job
+ * never moves again. Finishing closes the books in the same transaction: settlement (or the refund), the
+ * usage record and the job row move together, so a crash cannot leave a charged job unfinished or a
+ * finished job uncharged.
+ */
+import type { Knex } from 'knex';
+import type { SimulationDirective } from '../providers/types';
+import { failRequest, settleRequest, type UsageRecord } from './request-accounting';
+
+export type VideoJobStatus = 'queued' | 'processing' | 'succeeded' | 'failed';
+
+/** Everything the job's workflow needs, kept with the job so the workflow can be (re)started from the row. */
+export interface VideoJobSpec {
+  prompt: string;
+  /** The optional parameters as the client sent them (image fields aside); re-checked for each fallback model. */
+  requested: Record<string, unknown>;
+  /** The reference image, already in object storage. */
+  image: { storageKey: string; mediaType: string; bytes: number } | null;
+  /** [requested model, ...its fallback chain]. */
+  chain: string[];
+  allowedModels: string[] | null;
+  simulate?: SimulationDirective;
+}
+
+export interface StoredVideo {
+  storageKey: string;
+  contentType: string;
+  bytes: number;
+  durationSeconds: number | null;
+}
+
+export interface VideoJobError {
+  code: string;
+  message: string;
+}
+
+export interface VideoJob {
+  id: string;
+  workspaceId: string;
+  apiKeyId: string | null;
+  model: string;
+  status: VideoJobStatus;
+  progress: number;
+  spec: VideoJobSpec;
+  videos: StoredVideo[];
+  error: VideoJobError | null;
+  modelUsed: string | null;
+  creditsMicro: number;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
+function toJob(row: Record<string, any>): VideoJob {
+  return {
+    id: row.id, workspaceId: row.workspace_id, apiKeyId: row.api_key_id, model: row.model, status: row.status, progress: row.progress,
+    spec: row.request, videos: row.result?.videos ?? [], error: row.error ?? null, modelUsed: row.model_used,
+    creditsMicro: Number(row.credits_micro), createdAt: new Date(row.created_at), completedAt: row.completed_at ? new Date(row.completed_at) : null,
+  };
+}
+
+/** Inserts the job unless it exists (an Idempotency-Key replay), and returns the stored one. */
+export async function createVideoJob(db: Knex, job: { id: string; workspaceId: string; apiKeyId: string | null; model: string; spec: VideoJobSpec }): Promise<VideoJob> {
+  await db('video_jobs')
+    .insert({ id: job.id, workspace_id: job.workspaceId, api_key_id: job.apiKeyId, model: job.model, status: 'queued', progress: 0, request: JSON.stringify(job.spec) })
+    .onConflict('id').ignore();
+  return (await findVideoJob(db, job.workspaceId, job.id))!;
+}
+
+/** Only the workspace's own job (another workspace's id reads as missing). */
+export async function findVideoJob(db: Knex, workspaceId: string, jobId: string): Promise<VideoJob | null> {
+  const row = await db('video_jobs').where({ id: jobId, workspace_id: workspaceId }).first();
+  return row ? toJob(row) : null;
+}
+
+/** Removes a job whose workflow could not be started (nothing was reserved or submitted yet). */
+export async function discardQueuedVideoJob(db: Knex, jobId: string): Promise<void> {
+  await db('video_jobs').where({ id: jobId, status: 'queued' }).delete();
+}
+
+const OPEN = ['queued', 'processing'];
+
+/** Whether the job still waits for a result (a job taken back after a failed start is gone). */
+export async function isVideoJobOpen(db: Knex, jobId: string): Promise<boolean> {
+  return Boolean(await db('video_jobs').where({ id: jobId }).whereIn('status', OPEN).first('id'));
+}
+
+/** The provider accepted the job: it is processing on `model`. */
+export async function markVideoJobProcessing(db: Knex, jobId: string, model: string): Promise<void> {
+  await db('video_jobs').where({ id: jobId }).whereIn('status', OPEN)
+    .update({ status: 'processing', model_used: model, updated_at: db.fn.now() });
+}
+
+/** Progress only grows, and stays below 100 until the video is stored. */
+export async function recordVideoProgress(db: Knex, jobId: string, progress: number): Promise<void> {
+  const value = Math.max(0, Math.min(99, Math.floor(progress)));
+  await db('video_jobs').where({ id: jobId }).whereIn('status', OPEN)
+    .update({ status: 'processing', progress: db.raw('greatest(progress, ?)', [value]), updated_at: db.fn.now() });
+}
+
+export async function completeVideoJob(db: Knex, opts: {
+  jobId: string; reservationId: string; chargeMicro: number; usage: UsageRecord; model: string; videos: StoredVideo[];
+}): Promise<{ chargedMicro: number }> {
+  return db.transaction(async (trx) => {
+    const settled = await settleRequest(trx, { reservationId: opts.reservationId, chargeMicro: opts.chargeMicro, usage: opts.usage });
+    await trx('video_jobs').where({ id: opts.jobId }).whereIn('status', OPEN).update({
+      status: 'succeeded', progress: 100, result: JSON.stringify({ videos: opts.videos }), model_used: opts.model,
+      credits_micro: settled.chargedMicro, updated_at: trx.fn.now(), completed_at: trx.fn.now(),
+    });
+    return { chargedMicro: settled.chargedMicro };
+  });
+}
+
+/** Refunds the hold (if one was taken), records the failure and fails the job. */
+export async function failVideoJob(db: Knex, opts: { jobId: string; reservationId: string | null; error: VideoJobError; usage: UsageRecord }): Promise<void> {
+  await db.transaction(async (trx) => {
+    await failRequest(trx, { reservationId: opts.reservationId, reason: opts.error.message, usage: { ...opts.usage, errorCode: opts.error.code } });
+    await trx('video_jobs').where({ id: opts.jobId }).whereIn('status', OPEN).update({
+      status: 'failed', error: JSON.stringify(opts.error), credits_micro: 0, updated_at: trx.fn.now(), completed_at: trx.fn.now(),
+    });
+  });
+}

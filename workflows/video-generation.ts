@@ -1,0 +1,132 @@
+/**
+ * One video generation job, durable end to end; the workflow id is the job id (`vgen_...`).
+ *
+ *   for model in [requested, ...fallback chain]:
+ *     price it for the job -> hold credits -> submit upstream (retries with backoff; throttling, 5xx and
+ *     timeouts that outlast them fall back to the next model, caller errors end the job)
+ *   then poll with durable timers and growing intervals (the poll activity writes progress, and on success
+ *   copies the videos into our bucket) -> settle at the exact price and finish the job, or refund and fail.
+ *
+ * A job ends `succeeded` or `failed` in the read model; the workflow itself completes either way. Timers
+ * and activity results are in history, so a worker (or API) restart resumes the job where it was, and the
+ * settlement's idempotency keys make a retried step charge once.
+ */
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { GatewayActivities } from '../activities';
+import type { VideoPollOutcome } from '../activities/videos';
+import type { UsageRecord } from '../domain/request-accounting';
+import type { VideoJobError, VideoJobSpec } from '../domain/video-jobs';
+import { gatewayErrorOf, mayFallBack } from './request-steps';
+
+/** Database steps: quick, retried patiently (a refused reservation is not retried: it is an answer). */
+const books = proxyActivities<GatewayActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 },
+});
+
+/** Submission: the activity sets each retry's delay from the upstream's answer (or exponential with jitter). */
+const submitter = proxyActivities<GatewayActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 4 },
+});
+
+/** One poll, including the copy of finished videos into our bucket (large files: a generous ceiling). */
+const poller = proxyActivities<GatewayActivities>({
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '5 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+});
+
+const FIRST_POLL_MS = 1_000;
+const MAX_POLL_MS = 15_000;
+const POLL_BACKOFF = 1.5;
+/** A job still processing after this long is given up (and refunded). */
+const JOB_DEADLINE_MS = 3 * 60 * 60_000;
+
+export interface VideoGenerationInput {
+  jobId: string;
+  workspaceId: string;
+  apiKeyId: string | null;
+  spec: VideoJobSpec;
+}
+
+export interface VideoGenerationResult {
+  status: 'succeeded' | 'failed';
+  modelUsed: string | null;
+  creditsUsedMicro: number;
+  error?: VideoJobError;
+}
+
+export async function videoGenerationWorkflow(input: VideoGenerationInput): Promise<VideoGenerationResult> {
+  const startedAt = Date.now();
+  const { chain } = input.spec;
+  const usage = (model: string | null, depth: number, status: 'succeeded' | 'failed'): UsageRecord => ({
+    requestId: input.jobId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, endpoint: 'videos.generations',
+    modelRequested: chain[0], modelUsed: model, fallbackDepth: depth, status, inputTokens: 0, outputTokens: 0,
+    latencyMs: Date.now() - startedAt,
+  });
+  const fail = async (reservationId: string | null, model: string | null, depth: number, error: VideoJobError): Promise<VideoGenerationResult> => {
+    await books.failVideoJob({ jobId: input.jobId, reservationId, error, usage: usage(model, depth, 'failed') });
+    return { status: 'failed', modelUsed: null, creditsUsedMicro: 0, error };
+  };
+
+  let lastError: VideoJobError | null = null;
+  for (let depth = 0; depth < chain.length; depth++) {
+    const model = chain[depth];
+    const plan = await books.planVideoHop({ jobId: input.jobId, model, spec: input.spec });
+    if (!plan.ok) {
+      // The requested model's refusal is the answer; a fallback model that cannot take the job is skipped.
+      if (depth === 0) return fail(null, model, depth, plan.error);
+      continue;
+    }
+    const reservationId = `${input.jobId}:${depth}`;
+    try {
+      await books.reserveCredits({ reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, amountMicro: plan.estimateMicro, requestId: input.jobId, model });
+    } catch (err) {
+      return fail(null, model, depth, errorOf(err, 'credits_not_reserved'));
+    }
+
+    let operationId: string;
+    try {
+      ({ operationId } = await submitter.submitVideo({ jobId: input.jobId, model, spec: input.spec, params: plan.params, simulate: depth === 0 ? input.spec.simulate : undefined }));
+    } catch (err) {
+      await books.releaseCredits({ reservationId, reason: 'video submission failed' });
+      lastError = errorOf(err, 'upstream_error');
+      if (mayFallBack(err)) continue;
+      return fail(null, model, depth, lastError);
+    }
+    await books.markVideoJobProcessing({ jobId: input.jobId, model });
+
+    const outcome = await followJob(input, model, operationId);
+    if (outcome.status === 'failed') return fail(reservationId, model, depth, outcome.error);
+    const settled = await books.completeVideoJob({
+      jobId: input.jobId, reservationId, model, params: plan.params, videos: outcome.videos, usage: usage(model, depth, 'succeeded'),
+    });
+    return { status: 'succeeded', modelUsed: model, creditsUsedMicro: settled.chargedMicro };
+  }
+  return fail(null, null, Math.max(0, chain.length - 1), lastError ?? { code: 'no_model_available', message: 'No model in the fallback chain could take this job.' });
+}
+
+/** Polls until the upstream job ends, waiting longer between polls as it runs. */
+async function followJob(input: VideoGenerationInput, model: string, operationId: string): Promise<Exclude<VideoPollOutcome, { status: 'processing' }>> {
+  const deadline = Date.now() + JOB_DEADLINE_MS;
+  let delay = FIRST_POLL_MS;
+  for (;;) {
+    await sleep(delay);
+    let outcome: VideoPollOutcome;
+    try {
+      outcome = await poller.pollVideo({ jobId: input.jobId, workspaceId: input.workspaceId, model, operationId });
+    } catch (err) {
+      return { status: 'failed', error: errorOf(err, 'upstream_error') };
+    }
+    if (outcome.status !== 'processing') return outcome;
+    if (Date.now() > deadline) return { status: 'failed', error: { code: 'video_timeout', message: `The provider did not finish the video within ${JOB_DEADLINE_MS / 3_600_000} hours.` } };
+    delay = Math.min(Math.round(delay * POLL_BACKOFF), MAX_POLL_MS);
+  }
+}
+
+function errorOf(err: unknown, fallbackCode: string): VideoJobError {
+  const error = gatewayErrorOf(err);
+  if (error) return { code: error.code ?? fallbackCode, message: error.message };
+  return { code: fallbackCode, message: err instanceof Error ? err.message : String(err) };
+}
