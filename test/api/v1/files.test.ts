@@ -210,6 +210,24 @@ describe('/v1/files', function () {
     expect(Buffer.from(await content.arrayBuffer()).equals(data)).to.equal(true);
   });
 
+  it('takes over an Idempotency-Key whose first upload died mid-way (no heartbeat)', async () => {
+    const tenant = await gateway.newTenant();
+    const db = gateway.runtime.db;
+    // What a process that crashed while uploading leaves behind: a pending claim whose heartbeat stopped a minute ago.
+    await db.raw(
+      `insert into idempotency_keys (workspace_id, scope, key, body_hash, resource_id)
+       values (?, 'files.create', 'crashed', 'pending:deadowner:' || ((extract(epoch from clock_timestamp()) * 1000)::bigint - 60000), 'file_fromdeadowner')`,
+      [tenant.workspaceId],
+    );
+    const file = await tenant.client.files.create({ file: await toFile(Buffer.from('second try'), 'retry.txt'), purpose: 'assistants' }, { headers: { 'Idempotency-Key': 'crashed' } });
+    expect(file.id).to.match(/^file_/).and.not.equal('file_fromdeadowner');
+    const claim = await db('idempotency_keys').where({ workspace_id: tenant.workspaceId, key: 'crashed' }).first();
+    expect(claim.resource_id).to.equal(file.id);
+    expect(claim.body_hash).to.match(/^[0-9a-f]{64}$/);
+    const replay = await tenant.client.files.create({ file: await toFile(Buffer.from('second try'), 'retry.txt'), purpose: 'assistants' }, { headers: { 'Idempotency-Key': 'crashed' } });
+    expect(replay.id).to.equal(file.id);
+  });
+
   it('refuses a file over the maximum upload size before storing anything', async () => {
     const tenant = await gateway.newTenant();
     const big = bytes(MAX_UPLOAD_BYTES + 1);
