@@ -4,13 +4,18 @@
  * workspace row, checks the storage limit and inserts the record (completing the Idempotency-Key claim);
  * a failed or refused commit deletes the stored object, so nothing is ever half-written.
  */
-import { InvalidRequestError, PayloadTooLargeError, PermissionDeniedError, ConflictError } from '../../domain/errors';
+import { ConflictError, InvalidRequestError, PayloadTooLargeError } from '../../domain/errors';
 import { commitFile, FILE_PURPOSES, fileStorageKey, findFile, fileNotFound, isFilePurpose, storageLimitExceeded, storageUsage, toFileObject, type FileObject } from '../../domain/files';
 import { newId } from '../../domain/ids';
+import type { Role } from '../../domain/workspaces';
 import type { AppDeps, GatewayContext } from '../context';
 import { readIdempotencyKey } from '../idempotency';
+import { requireRole } from '../middleware/roles';
 import { claimUploadKey, uploadBodyHash, type CompletedUploadKey, type OwnedUploadKey } from './idempotency';
 import { discardRest, isMultipart, receiveUpload, type ReceivedUpload } from './upload';
+
+/** Viewers have read-only access: they may list and read files, not upload or delete them. */
+export const FILE_WRITER_ROLES: readonly Role[] = ['owner', 'admin', 'developer', 'billing'];
 
 /** Room for the multipart framing around the file (boundaries, part headers, the purpose field, a long filename). */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -19,9 +24,9 @@ const SNIFF_BYTES = 64;
 
 export async function createFile(ctx: GatewayContext, deps: AppDeps): Promise<void> {
   const { auth } = ctx.state;
-  if (auth.role === 'viewer') {
+  if (!FILE_WRITER_ROLES.includes(auth.role)) {
     discardRest(ctx.req);
-    throw new PermissionDeniedError('A viewer key has read-only access and cannot upload files.', { code: 'insufficient_role' });
+    requireRole(ctx, FILE_WRITER_ROLES);
   }
   if (!isMultipart(ctx.get('content-type'))) {
     discardRest(ctx.req);

@@ -4,11 +4,12 @@
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { InvalidRequestError, PermissionDeniedError } from '../../domain/errors';
+import { InvalidRequestError } from '../../domain/errors';
 import { contentDisposition } from '../../domain/filenames';
 import { deleteFile, FILE_PURPOSES, fileNotFound, getFile, isFilePurpose, listFiles, storageUsage, toFileObject, type ListFilesQuery } from '../../domain/files';
 import type { AppDeps, GatewayState } from '../context';
-import { createFile } from '../files/create';
+import { createFile, FILE_WRITER_ROLES } from '../files/create';
+import { requireRole } from '../middleware/roles';
 
 const MAX_LIST_LIMIT = 10_000;
 
@@ -49,7 +50,7 @@ export function filesRouter(deps: AppDeps): Router<GatewayState> {
 
   router.delete('/files/:fileId', async (ctx) => {
     const { auth } = ctx.state;
-    if (auth.role === 'viewer') throw new PermissionDeniedError('A viewer key has read-only access and cannot delete files.', { code: 'insufficient_role' });
+    requireRole(ctx, FILE_WRITER_ROLES);
     await deleteFile(deps.db, deps.storage, { workspaceId: auth.workspaceId, fileId: ctx.params.fileId, actor: `api_key:${auth.keyId}` });
     ctx.body = { id: ctx.params.fileId, object: 'file', deleted: true };
   });

@@ -335,6 +335,8 @@ describe('/v1/files', function () {
     const viewer = await gateway.newTenant({ role: 'viewer' });
     const refused = await upload(viewer, [{ name: 'purpose', value: 'assistants' }, { name: 'file', filename: 'a.txt', data: Buffer.from('x') }]);
     expect(refused.status).to.equal(403);
+    expect((await errorOf(refused)).code).to.equal('insufficient_role');
     expect((await viewer.fetch('/v1/files')).status).to.equal(200);
+    expect((await viewer.fetch('/v1/files/file_any', { method: 'DELETE' })).status).to.equal(403);
   });
 });
