@@ -26,7 +26,7 @@ const budget = proxyActivities<GatewayActivities>({
 /** Without a signal for this long the watcher ends (a settlement starts a new one). */
 const IDLE_TIMEOUT = '1 hour';
 /** Continue as new before the history gets long (the server also suggests it). */
-const MAX_HISTORY_EVENTS = 5_000;
+export const MAX_HISTORY_EVENTS = 5_000;
 
 export const spendChangedSignal = defineSignal<[SpendChanged]>(SPEND_CHANGED_SIGNAL);
 
@@ -46,6 +46,8 @@ export interface BudgetWatcherInput {
   /** Deliveries this chain started, per cycle (`alertId:channel`), so a due pair is started once. */
   started?: Record<string, string[]>;
   evaluations?: number;
+  /** History length that makes the watcher continue as new (default MAX_HISTORY_EVENTS). */
+  maxHistoryEvents?: number;
 }
 
 export async function budgetWatcherWorkflow(input: BudgetWatcherInput): Promise<WatcherStatus> {
@@ -79,10 +81,10 @@ export async function budgetWatcherWorkflow(input: BudgetWatcherInput): Promise<
     for (const cycle of [...started.keys()].sort().slice(0, -2)) started.delete(cycle);
 
     const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
+    if (info.continueAsNewSuggested || info.historyLength > (input.maxHistoryEvents ?? MAX_HISTORY_EVENTS)) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof budgetWatcherWorkflow>({
-        workspaceId: input.workspaceId, pendingCycles: [...pending], evaluations,
+        workspaceId: input.workspaceId, pendingCycles: [...pending], evaluations, maxHistoryEvents: input.maxHistoryEvents,
         started: Object.fromEntries([...started].map(([cycle, keys]) => [cycle, [...keys]])),
       });
     }

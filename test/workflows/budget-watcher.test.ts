@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
 import { cycleOf } from '../../domain/billing-cycle';
 import { cycleSpendMicro } from '../../domain/budget-evaluation';
 import { microToCredits } from '../../domain/money';
@@ -15,13 +16,14 @@ describe('budget alerts end to end (workflows/budget-watcher)', function () {
   let smtp: SmtpSink;
   const webhook = new WebhookSink();
   const cycle = () => cycleOf(new Date());
+  const taskQueue = `budget-${randomBytes(4).toString('hex')}`;
 
   before(async function () {
     this.timeout(180_000);
     smtp = new SmtpSink(await freePort());
     await smtp.start();
     await webhook.start();
-    gateway = await startTestGateway({ env: { SMTP_URL: smtp.url, SMTP_FROM: 'Gateway Alerts <alerts@gateway.test>' } });
+    gateway = await startTestGateway({ taskQueue, env: { SMTP_URL: smtp.url, SMTP_FROM: 'Gateway Alerts <alerts@gateway.test>' } });
   });
   after(async () => {
     await gateway?.stop();
@@ -114,10 +116,43 @@ describe('budget alerts end to end (workflows/budget-watcher)', function () {
     expect(await gateway.runtime.db('budget_alert_deliveries').where({ alert_id: alert.id })).to.have.length(2);
   });
 
+  it('continues as new when its history grows, and still sends each alert once', async () => {
+    const tenant = await gateway.newTenant({ credits: 100 });
+    await createAlert(tenant, { threshold_type: 'credits', threshold: 0.000001, channels: { webhook: { url: `${webhook.url}/hooks/long` } } });
+    // The watcher, started before any request with a short history limit.
+    const watcher = await client().workflow.signalWithStart('budgetWatcherWorkflow', {
+      workflowId: budgetWatcherId(tenant.workspaceId), taskQueue, args: [{ workspaceId: tenant.workspaceId, maxHistoryEvents: 40 }],
+      signal: 'budgetSpendChanged', signalArgs: [{ cycle: cycle() }],
+    });
+    const firstRunId = watcher.signaledRunId;
+    await chat(tenant);
+    await waitFor('the alert', () => webhook.delivered('/hooks/long').length > 0);
+
+    for (let i = 0; i < 12; i++) {
+      await chat(tenant);
+      await waitFor('the evaluation', async () => {
+        const now = await watcherStatus(tenant.workspaceId);
+        return !now.busy && now.pendingCycles.length === 0;
+      });
+    }
+    const latest = await client().workflow.getHandle(budgetWatcherId(tenant.workspaceId)).describe();
+    expect(latest.runId).not.to.equal(firstRunId);
+    const status = await watcherStatus(tenant.workspaceId);
+    expect(status.evaluations).to.be.at.least(13);
+    expect(status.deliveriesStarted).to.equal(1);
+    expect(webhook.delivered('/hooks/long')).to.have.length(1);
+  });
+
   it('does not start a watcher for a workspace without alerts', async () => {
     const tenant = await gateway.newTenant({ credits: 100 });
     await chat(tenant);
     await chat(tenant, { stream: true });
+    // The stream's bytes reach the client before its workflow settles: wait for both request workflows to end.
+    await waitFor('both request workflows to complete', async () => {
+      const statuses: string[] = [];
+      for await (const run of client().workflow.list({ query: `GatewayWorkspaceId = '${tenant.workspaceId}'` })) statuses.push(run.status.name);
+      return statuses.length === 2 && statuses.every((st) => st === 'COMPLETED');
+    });
     await client().workflow.getHandle(budgetWatcherId(tenant.workspaceId)).describe().then(
       () => expect.fail('no watcher should exist'),
       (err) => expect(err).to.be.instanceOf(WorkflowNotFoundError),
