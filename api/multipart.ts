@@ -108,6 +108,8 @@ export function readMultipart<T>(req: IncomingMessage, opts: ReadMultipartOption
     try {
       parser = busboy({
         headers: req.headers,
+        // File names as clients send them today (UTF-8), not busboy's latin1 default.
+        defParamCharset: 'utf8',
         limits: { files: limits.files ?? 20, fields: limits.fields ?? 100, fieldSize: limits.fieldBytes ?? 1024 * 1024 },
       });
     } catch (err) {

@@ -47,13 +47,13 @@ describe('readMultipart', () => {
     form.append('tags[]', 'b');
     form.append('repeat', '1');
     form.append('repeat', '2');
-    form.append('image[]', new Blob([Buffer.alloc(5_000, 1)], { type: 'image/png' }), 'one.png');
+    form.append('image[]', new Blob([Buffer.alloc(5_000, 1)], { type: 'image/png' }), 'ünï.png');
     form.append('image[]', new Blob([Buffer.alloc(7_000, 2)]), 'two.bin');
     const res = await fetch(server.url, { method: 'POST', body: form });
     expect(res.status).to.equal(200);
     expect(await res.json()).to.deep.equal({
       fields: { model: 'm', tags: ['a', 'b'], repeat: ['1', '2'] },
-      files: [{ field: 'image', filename: 'one.png', bytes: 5_000 }, { field: 'image', filename: 'two.bin', bytes: 7_000 }],
+      files: [{ field: 'image', filename: 'ünï.png', bytes: 5_000 }, { field: 'image', filename: 'two.bin', bytes: 7_000 }],
     });
     expect(server.files.map((f) => f.mimeType)).to.deep.equal(['image/png', 'application/octet-stream']);
   });
