@@ -15,7 +15,8 @@ const MAX_LIST_LIMIT = 10_000;
 
 export function filesRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
-  router.use(storageHeaders(deps));
+  // Path-scoped: a bare use() would also wrap every other /v1 route mounted after this router.
+  router.use('/files', storageHeaders(deps));
 
   router.post('/files', (ctx) => createFile(ctx, deps));
 

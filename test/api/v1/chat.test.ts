@@ -23,6 +23,7 @@ describe('POST /v1/chat/completions', function () {
     expect(data.usage!.prompt_tokens).to.be.greaterThan(0);
     expect(response.headers.get('x-model-used')).to.equal('sim-chat');
     expect(response.headers.get('x-fallback-from')).to.equal(null);
+    expect(response.headers.get('x-storage-used-bytes'), 'storage headers belong to /v1/files only').to.equal(null);
     const credits = Number(response.headers.get('x-credits-used'));
     expect(credits).to.be.greaterThan(0);
     expect((data as unknown as { credits_used: number }).credits_used).to.equal(credits);
