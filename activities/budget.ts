@@ -39,7 +39,7 @@ export function createBudgetActivities(deps: ActivityDeps) {
 
     /** Throws on a failed send (SMTP down, webhook non-2xx): the retry policy tries again. */
     async deliverBudgetAlert(input: DueDelivery): Promise<DeliveryOutcome> {
-      return deliverBudgetAlert(deps.db, input, email);
+      return deliverBudgetAlert(deps.db, input, email, { allowPrivateAddresses: deps.notifications?.allowPrivateWebhooks ?? false });
     },
   };
 }

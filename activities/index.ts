@@ -21,7 +21,7 @@ export interface ActivityDeps {
   storage: ObjectStorage;
   providers: ProviderRegistry;
   /** Where budget alert e-mails go out (absent: e-mail alerts retry until SMTP is configured). */
-  notifications?: { smtpUrl: string | null; emailFrom: string };
+  notifications?: { smtpUrl: string | null; emailFrom: string; allowPrivateWebhooks?: boolean };
   /** The activities' clock (tests inject one); defaults to the system clock. */
   clock?: () => Date;
 }

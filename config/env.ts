@@ -31,6 +31,8 @@ export interface GatewayConfig {
   smtpUrl?: string;
   /** The From address of budget alert e-mails. */
   smtpFrom: string;
+  /** Let budget-alert webhooks reach loopback/private addresses (local development and tests only). */
+  allowPrivateWebhooks: boolean;
   /** The per-IP safety net: requests per 10 minutes from one address. */
   ipRateLimit: number;
 }
@@ -59,6 +61,7 @@ const schema = {
     DEV_WORKSPACE_CREDITS: { type: 'string', pattern: '^[0-9]+$' },
     TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
     SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
+    ALLOW_PRIVATE_WEBHOOKS: { enum: ['true', 'false', '1', '0'] },
     SMTP_FROM: { type: 'string', minLength: 3 },
     IP_RATE_LIMIT: { type: 'string', pattern: '^[0-9]+$' },
   },
@@ -109,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     devWorkspaceCredits: Number(present.DEV_WORKSPACE_CREDITS ?? 1000),
     trustProxy: bool(present.TRUST_PROXY, false),
     smtpUrl: present.SMTP_URL,
+    allowPrivateWebhooks: bool(present.ALLOW_PRIVATE_WEBHOOKS, false),
     smtpFrom: present.SMTP_FROM ?? 'Model Gateway <alerts@localhost>',
     ipRateLimit: Number(present.IP_RATE_LIMIT ?? 5000),
   };

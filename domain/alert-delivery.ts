@@ -7,7 +7,7 @@
  * time, so a corrected address or URL is used by the next retry, and a deleted alert stops retrying.
  */
 import type { Knex } from 'knex';
-import { postChatMessage } from '../lib/notify/chat-webhook';
+import { postChatMessage, type WebhookOptions } from '../lib/notify/chat-webhook';
 import { sendEmail, type EmailSettings } from '../lib/notify/email';
 import { alertChatMessage, alertEmail } from './alert-messages';
 import { toBudgetAlert } from './budget-alerts';
@@ -15,7 +15,7 @@ import type { DueDelivery } from './budget-evaluation';
 
 export type DeliveryOutcome = 'sent' | 'already_sent' | 'alert_removed' | 'channel_removed';
 
-export async function deliverBudgetAlert(db: Knex, delivery: DueDelivery, email: EmailSettings): Promise<DeliveryOutcome> {
+export async function deliverBudgetAlert(db: Knex, delivery: DueDelivery, email: EmailSettings, webhook: WebhookOptions = {}): Promise<DeliveryOutcome> {
   return db.transaction(async (trx) => {
     const row = await trx('budget_alerts').where({ id: delivery.alertId }).first();
     if (!row) return 'alert_removed';
@@ -28,7 +28,7 @@ export async function deliverBudgetAlert(db: Knex, delivery: DueDelivery, email:
     );
     if (rows.length === 0) return 'already_sent';
     if (delivery.channel === 'email') await sendEmail(email, alertEmail(delivery.payload, channels.email!.to));
-    else await postChatMessage(channels.webhook!.url, alertChatMessage(delivery.payload));
+    else await postChatMessage(channels.webhook!.url, alertChatMessage(delivery.payload), webhook);
     return 'sent';
   });
 }

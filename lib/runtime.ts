@@ -73,7 +73,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       connection: temporal.connection,
       namespace: temporal.namespace,
       taskQueue: opts.config.temporalTaskQueue,
-      deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom } },
+      deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks } },
     });
     workerRun = worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); });
     await ensureMonthlyGrantSchedule(temporal.client, opts.config.temporalTaskQueue).then(

@@ -29,6 +29,17 @@ export interface SafeFetchOptions {
   accept(contentType: string): boolean;
   /** Which addresses may be connected to; default: public unicast only. Tests widen it for a local server. */
   isAllowedAddress?: (address: string) => boolean;
+  /** A POST (webhooks) instead of a GET; a POST never follows redirects. */
+  post?: { body: string | Buffer; headers: Record<string, string> };
+  /** Request headers of a GET (default: asks for images). */
+  headers?: Record<string, string>;
+}
+
+/** A non-2xx answer (the status is kept so callers can report it). */
+export class HttpStatusError extends SafeFetchError {
+  constructor(readonly status: number, body: string) {
+    super('fetch_failed', `The URL answered with HTTP ${status}${body ? `: ${body.slice(0, 200)}` : ''}.`);
+  }
 }
 
 export interface SafeFetchResult {
@@ -46,7 +57,7 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
   for (let redirects = 0; ; redirects++) {
     const answer = await fetchOnce(current, opts, deadline);
     if (!('redirect' in answer)) return answer;
-    if (redirects >= opts.maxRedirects) throw new SafeFetchError('too_many_redirects', `More than ${opts.maxRedirects} redirects.`);
+    if (opts.post || redirects >= opts.maxRedirects) throw new SafeFetchError('too_many_redirects', `More than ${opts.maxRedirects} redirects.`);
     current = new URL(answer.redirect, current).toString();
   }
 }
@@ -85,7 +96,10 @@ function fetchOnce(url: string, opts: SafeFetchOptions, deadline: number): Promi
     }
     const client = parsed.protocol === 'https:' ? https : http;
     // agent: false, so no pooled socket (connected to an address checked earlier) is reused.
-    const req = client.request(parsed, { method: 'GET', agent: false, lookup: lookup as any, headers: { accept: 'image/*', 'user-agent': 'model-gateway (reference fetch)' } }, (res) => {
+    const headers = opts.post
+      ? { ...opts.post.headers, 'content-length': String(Buffer.byteLength(opts.post.body)) }
+      : opts.headers ?? { accept: 'image/*', 'user-agent': 'model-gateway (reference fetch)' };
+    const req = client.request(parsed, { method: opts.post ? 'POST' : 'GET', agent: false, lookup: lookup as any, headers }, (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location) {
         res.resume();
@@ -93,8 +107,11 @@ function fetchOnce(url: string, opts: SafeFetchOptions, deadline: number): Promi
         return;
       }
       if (status < 200 || status >= 300) {
-        res.resume();
-        reject(new SafeFetchError('fetch_failed', `The URL answered with HTTP ${status}.`));
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => { if (body.length < 500) body += chunk; });
+        res.on('end', () => reject(new HttpStatusError(status, body)));
+        res.on('error', () => reject(new HttpStatusError(status, body)));
         return;
       }
       const contentType = (res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
@@ -125,7 +142,7 @@ function fetchOnce(url: string, opts: SafeFetchOptions, deadline: number): Promi
     const timer = setTimeout(() => req.destroy(new SafeFetchError('timeout', 'The URL did not answer in time.')), remaining);
     req.on('error', (err) => reject(err instanceof SafeFetchError ? err : new SafeFetchError('fetch_failed', `The URL could not be fetched (${(err as NodeJS.ErrnoException).code ?? err.message}).`)));
     req.on('close', () => clearTimeout(timer));
-    req.end();
+    req.end(opts.post?.body);
   });
 }
 

@@ -2,6 +2,9 @@
  * Chat messages through a Slack-compatible incoming webhook: one JSON POST of `{text, blocks?}`. Anything
  * but a 2xx answer is a failed attempt (the caller retries).
  */
+import { isPublicAddress } from '../ip-policy';
+import { HttpStatusError, safeFetch } from '../safe-fetch';
+
 export interface ChatMessage {
   /** Plain-text fallback, shown in notifications. */
   text: string;
@@ -15,21 +18,28 @@ export class WebhookDeliveryError extends Error {
   }
 }
 
-export async function postChatMessage(url: string, message: ChatMessage, opts: { timeoutMs?: number } = {}): Promise<{ status: number }> {
-  let res: Response;
+export interface WebhookOptions {
+  timeoutMs?: number;
+  /**
+   * Webhook URLs come from workspace admins, so by default only public addresses are reached (no aiming the
+   * gateway at its own network). Local development and tests opt in to private ones.
+   */
+  allowPrivateAddresses?: boolean;
+}
+
+export async function postChatMessage(url: string, message: ChatMessage, opts: WebhookOptions = {}): Promise<{ status: number }> {
   try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'model-gateway-budget-alerts' },
-      body: JSON.stringify(message),
-      redirect: 'error',
-      signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000),
+    await safeFetch(url, {
+      post: { body: JSON.stringify(message), headers: { 'content-type': 'application/json', 'user-agent': 'model-gateway-budget-alerts' } },
+      maxBytes: 64 * 1024,
+      timeoutMs: opts.timeoutMs ?? 15_000,
+      maxRedirects: 0,
+      accept: () => true,
+      isAllowedAddress: opts.allowPrivateAddresses ? () => true : isPublicAddress,
     });
+    return { status: 200 };
   } catch (err) {
+    if (err instanceof HttpStatusError) throw new WebhookDeliveryError(`webhook ${err.message}`, err.status);
     throw new WebhookDeliveryError(`webhook unreachable: ${err instanceof Error ? err.message : String(err)}`, null);
   }
-  // The body is read (and dropped) so the connection can be reused.
-  const body = await res.text().catch(() => '');
-  if (!res.ok) throw new WebhookDeliveryError(`webhook answered ${res.status}${body ? `: ${body.slice(0, 200)}` : ''}`, res.status);
-  return { status: res.status };
 }

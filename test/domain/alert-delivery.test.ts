@@ -8,6 +8,9 @@ import { freePort } from '../../stack/processes';
 import { openTestDb } from '../support/db';
 import { SmtpSink, WebhookSink } from '../support/notification-sinks';
 
+/** The webhook sink listens on loopback, which deliveries refuse unless told otherwise. */
+const LOCAL_WEBHOOKS = { allowPrivateAddresses: true };
+
 describe('alert delivery (domain/alert-delivery)', function () {
   this.timeout(60_000);
   let db: Knex;
@@ -37,10 +40,17 @@ describe('alert delivery (domain/alert-delivery)', function () {
     return { ws, alert, d };
   }
 
+  it('refuses to post to a webhook on a private address unless allowed, and records nothing', async () => {
+    const { d, alert } = await dueFor('/private', 'ops@example.com');
+    await deliverBudgetAlert(db, d('webhook'), email()).then(() => expect.fail('should refuse'), (err) => expect(err.message).to.match(/not a public address/));
+    const rows = await db('budget_alert_deliveries').where({ alert_id: alert.id });
+    expect(rows).to.have.length(0);
+  });
+
   it('sends an e-mail over SMTP and a Slack-style message to the webhook, each recorded once', async () => {
     const { ws, alert, d } = await dueFor('/hooks/one', 'ops@one.test');
-    expect(await deliverBudgetAlert(db, d('email'), email())).to.equal('sent');
-    expect(await deliverBudgetAlert(db, d('webhook'), email())).to.equal('sent');
+    expect(await deliverBudgetAlert(db, d('email'), email(), LOCAL_WEBHOOKS)).to.equal('sent');
+    expect(await deliverBudgetAlert(db, d('webhook'), email(), LOCAL_WEBHOOKS)).to.equal('sent');
 
     const mail = smtp.messages.filter((m) => m.to.includes('ops@one.test'));
     expect(mail).to.have.length(1);
@@ -59,30 +69,30 @@ describe('alert delivery (domain/alert-delivery)', function () {
 
   it('never sends twice, even when deliveries of one alert run at once', async () => {
     const { d } = await dueFor('/hooks/twice', 'ops@twice.test');
-    const outcomes = await Promise.all([1, 2, 3].map(() => deliverBudgetAlert(db, d('webhook'), email())));
+    const outcomes = await Promise.all([1, 2, 3].map(() => deliverBudgetAlert(db, d('webhook'), email(), LOCAL_WEBHOOKS)));
     expect(outcomes.sort()).to.deep.equal(['already_sent', 'already_sent', 'sent']);
-    expect(await deliverBudgetAlert(db, d('webhook'), email())).to.equal('already_sent');
+    expect(await deliverBudgetAlert(db, d('webhook'), email(), LOCAL_WEBHOOKS)).to.equal('already_sent');
     expect(webhook.delivered('/hooks/twice')).to.have.length(1);
   });
 
   it('fails while the channel is down and records nothing, so the retry sends', async () => {
     const { alert, d } = await dueFor('/hooks/down', 'ops@down.test');
     webhook.down.add('/hooks/down');
-    await deliverBudgetAlert(db, d('webhook'), email()).then(() => expect.fail('should fail'), (err) => expect(err.message).to.match(/503/));
+    await deliverBudgetAlert(db, d('webhook'), email(), LOCAL_WEBHOOKS).then(() => expect.fail('should fail'), (err) => expect(err.message).to.match(/503/));
     const deadSmtp = { smtpUrl: `smtp://127.0.0.1:${await freePort()}`, from: 'alerts@gateway.test' };
     await deliverBudgetAlert(db, d('email'), deadSmtp).then(() => expect.fail('should fail'), (err) => expect(err.message).to.match(/ECONNREFUSED|connect/i));
     expect(await db('budget_alert_deliveries').where({ alert_id: alert.id })).to.have.length(0);
 
     webhook.down.delete('/hooks/down');
-    expect(await deliverBudgetAlert(db, d('webhook'), email())).to.equal('sent');
-    expect(await deliverBudgetAlert(db, d('email'), email())).to.equal('sent');
+    expect(await deliverBudgetAlert(db, d('webhook'), email(), LOCAL_WEBHOOKS)).to.equal('sent');
+    expect(await deliverBudgetAlert(db, d('email'), email(), LOCAL_WEBHOOKS)).to.equal('sent');
     expect(webhook.calls.filter((c) => c.path === '/hooks/down').map((c) => c.status)).to.deep.equal([503, 200]);
   });
 
   it('stops for an alert deleted meanwhile', async () => {
     const { ws, alert, d } = await dueFor('/hooks/deleted', 'ops@deleted.test');
     await deleteBudgetAlert(db, { workspaceId: ws.id, alertId: alert.id, actor: 'test' });
-    expect(await deliverBudgetAlert(db, d('webhook'), email())).to.equal('alert_removed');
+    expect(await deliverBudgetAlert(db, d('webhook'), email(), LOCAL_WEBHOOKS)).to.equal('alert_removed');
     expect(webhook.calls.filter((c) => c.path === '/hooks/deleted')).to.have.length(0);
   });
 });

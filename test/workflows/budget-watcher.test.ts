@@ -23,7 +23,7 @@ describe('budget alerts end to end (workflows/budget-watcher)', function () {
     smtp = new SmtpSink(await freePort());
     await smtp.start();
     await webhook.start();
-    gateway = await startTestGateway({ taskQueue, env: { SMTP_URL: smtp.url, SMTP_FROM: 'Gateway Alerts <alerts@gateway.test>' } });
+    gateway = await startTestGateway({ taskQueue, env: { SMTP_URL: smtp.url, SMTP_FROM: 'Gateway Alerts <alerts@gateway.test>', ALLOW_PRIVATE_WEBHOOKS: 'true' } });
   });
   after(async () => {
     await gateway?.stop();
