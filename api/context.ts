@@ -8,6 +8,7 @@ import type { Logger } from '../lib/log';
 import type { ObjectStorage } from '../lib/storage';
 import type { AuthContext } from './middleware/auth';
 import type { StreamRegistry } from './streaming/registry';
+import type { ResultBroker } from '../worker/result-broker';
 
 /** What the API needs from the outside world; tests build it from the real stack. */
 export interface AppDeps {
@@ -19,6 +20,8 @@ export interface AppDeps {
   log: Logger;
   /** This process's stream registry and the task queue its stream worker polls. */
   streaming: { registry: StreamRegistry; taskQueue: string };
+  /** Outcomes of workflows this process's own worker runs, handed over in-process (null: poll the server). */
+  results: ResultBroker | null;
   /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */
   isProviderConfigured: (providerId: string) => boolean;
 }

@@ -16,6 +16,7 @@ import type { ModelRequestInput, ModelRequestResult } from '../workflows/model-r
 import type { AppDeps, GatewayContext } from './context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from './idempotency';
 import { requestSearchAttributes } from './workflow-ids';
+import { awaitOutcome, expectOutcome } from './workflow-outcome';
 
 /** Checks the requested model against the request and the key; returns its catalog record. */
 export async function checkRequestedModel(ctx: GatewayContext, deps: AppDeps, endpoint: Endpoint, model: string, body: unknown): Promise<ModelRecord> {
@@ -60,6 +61,7 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
     created: Math.floor(Date.now() / 1000),
     clientRequestId: ctx.state.clientRequestId ?? null,
     simulate: simulationDirective(ctx),
+    activityMode: deps.config.activityMode,
   };
   let workflowId = `req-${requestId}`;
   const idempotencyKey = readIdempotencyKey(ctx.get('idempotency-key'));
@@ -76,11 +78,12 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
     taskQueue: deps.temporal.taskQueue,
     workflowId,
     args: [input] as [ModelRequestInput],
-    requestEagerStart: true,
+    requestEagerStart: deps.config.eagerStart,
     typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model: opts.model, endpoint: opts.endpoint }),
     workflowExecutionTimeout: '30 minutes' as const,
   };
-  let handle: WorkflowHandle;
+  const expectation = replay ? null : expectOutcome(deps.results, workflowId);
+  let handle: WorkflowHandle & { eagerlyStarted?: boolean };
   try {
     handle = await deps.temporal.client.workflow.start('modelRequestWorkflow', {
       ...startOptions,
@@ -88,11 +91,12 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
       ...(idempotencyKey ? { workflowIdConflictPolicy: 'USE_EXISTING' as const, workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
     });
   } catch (err) {
+    expectation?.cancel();
     if (!(idempotencyKey && err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     handle = deps.temporal.client.workflow.getHandle(workflowId);
     replay = true;
   }
-  const result = (await handle.result()) as ModelRequestResult;
+  const result = await awaitOutcome<ModelRequestResult>(handle, expectation);
   applyResultHeaders(ctx, result);
   if (replay) ctx.set('x-idempotent-replayed', 'true');
   return result;

@@ -35,6 +35,13 @@ export interface GatewayConfig {
   allowPrivateWebhooks: boolean;
   /** The per-IP safety net: requests per 10 minutes from one address. */
   ipRateLimit: number;
+  /**
+   * Latency switches of the request path (all on by default; the benchmark turns them off one by one):
+   * eager workflow start, local activities for ledger steps and model calls, in-process results.
+   */
+  eagerStart: boolean;
+  activityMode: 'local' | 'remote';
+  inProcessResults: boolean;
 }
 
 const schema = {
@@ -64,6 +71,9 @@ const schema = {
     ALLOW_PRIVATE_WEBHOOKS: { enum: ['true', 'false', '1', '0'] },
     SMTP_FROM: { type: 'string', minLength: 3 },
     IP_RATE_LIMIT: { type: 'string', pattern: '^[0-9]+$' },
+    GATEWAY_EAGER_START: { enum: ['true', 'false', '1', '0'] },
+    GATEWAY_ACTIVITY_MODE: { enum: ['local', 'remote'] },
+    GATEWAY_INPROCESS_RESULTS: { enum: ['true', 'false', '1', '0'] },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -115,5 +125,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     allowPrivateWebhooks: bool(present.ALLOW_PRIVATE_WEBHOOKS, false),
     smtpFrom: present.SMTP_FROM ?? 'Model Gateway <alerts@localhost>',
     ipRateLimit: Number(present.IP_RATE_LIMIT ?? 5000),
+    eagerStart: bool(present.GATEWAY_EAGER_START, true),
+    activityMode: (present.GATEWAY_ACTIVITY_MODE as 'local' | 'remote' | undefined) ?? 'local',
+    inProcessResults: bool(present.GATEWAY_INPROCESS_RESULTS, true),
   };
 }

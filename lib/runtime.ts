@@ -14,6 +14,7 @@ import { seedPlans } from '../db/seeds/plans';
 import { ModelCatalog, seedCatalog } from '../domain/model-catalog';
 import { ProviderRegistry } from '../providers/registry';
 import { createGatewayWorker, createStreamWorker } from '../worker/worker';
+import { ResultBroker } from '../worker/result-broker';
 import { StreamRegistry } from '../api/streaming/registry';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -66,6 +67,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   await catalog.reload();
   const providers = opts.providers ?? ProviderRegistry.fromEnv();
 
+  const results = new ResultBroker();
   let worker: Worker | null = null;
   let workerRun: Promise<void> | null = null;
   if (opts.worker) {
@@ -74,6 +76,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       namespace: temporal.namespace,
       taskQueue: opts.config.temporalTaskQueue,
       deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks } },
+      results,
     });
     workerRun = worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); });
     await ensureMonthlyGrantSchedule(temporal.client, opts.config.temporalTaskQueue).then(
@@ -95,6 +98,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const app = createApp({
       config: opts.config, db, catalog, storage, log, streaming,
       temporal: { client: temporal.client, taskQueue: opts.config.temporalTaskQueue },
+      // In-process results only help when this process also runs the worker that eagerly takes the run.
+      results: opts.worker && opts.config.inProcessResults ? results : null,
       isProviderConfigured: (id) => providers.isConfigured(id),
     });
     http = await startHttpServer(app, { host: opts.config.host, port: opts.port ?? opts.config.port });

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { ActivityDeps } from '../activities';
 import { createActivities, createStreamActivities } from '../activities';
 import type { StreamRegistry } from '../api/streaming/registry';
+import type { ResultBroker } from './result-broker';
 
 let bundlePromise: Promise<WorkflowBundleWithSourceMap> | null = null;
 
@@ -23,6 +24,8 @@ export interface GatewayWorkerOptions {
   namespace: string;
   taskQueue: string;
   deps: ActivityDeps;
+  /** Hands request outcomes to an API in this process (see worker/result-broker.ts). */
+  results?: ResultBroker;
 }
 
 export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<Worker> {
@@ -32,6 +35,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     taskQueue: opts.taskQueue,
     workflowBundle: await workflowBundle(),
     activities: createActivities(opts.deps),
+    sinks: opts.results?.sinks(),
     // Short request workflows: keep many cached so sticky execution avoids history replays.
     maxCachedWorkflows: 2000,
     maxConcurrentWorkflowTaskExecutions: 200,

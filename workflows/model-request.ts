@@ -6,20 +6,12 @@
  * Ledger steps and the model call are local activities: with eager start the whole request runs in one
  * workflow task on the worker inside the API process, with no extra server round trips.
  */
-import { proxyLocalActivities } from '@temporalio/workflow';
-import type { GatewayActivities } from '../activities';
 import type { CallResult } from '../activities/requests';
 import { notifyBudgetWatcher } from './budget-notify';
-import { failExhausted, gatewayErrorOf, holdForHop, ledger, mayFallBack, usageBase, type HopRecord, type ModelRequestInput } from './request-steps';
+import { activitiesFor, failExhausted, gatewayErrorOf, holdForHop, mayFallBack, usageBase, type HopRecord, type ModelRequestInput } from './request-steps';
+import { reportingToCaller } from './result-sinks';
 
 export type { HopRecord, ModelRequestInput } from './request-steps';
-
-const models = proxyLocalActivities<GatewayActivities>({
-  // One attempt's ceiling; the provider's own deadline is shorter.
-  startToCloseTimeout: '10 minutes',
-  // The activity sets each retry's delay (exponential with jitter, or the upstream's Retry-After).
-  retry: { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
-});
 
 export interface ModelRequestResult {
   response: CallResult['response'];
@@ -31,6 +23,11 @@ export interface ModelRequestResult {
 }
 
 export async function modelRequestWorkflow(input: ModelRequestInput): Promise<ModelRequestResult> {
+  return reportingToCaller(() => serveModelRequest(input));
+}
+
+async function serveModelRequest(input: ModelRequestInput): Promise<ModelRequestResult> {
+  const { ledger, models } = activitiesFor(input);
   const startedAt = Date.now();
   const hops: HopRecord[] = [];
   let lastFailure: unknown = null;

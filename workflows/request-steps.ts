@@ -3,16 +3,46 @@
  * fallback chain, deciding whether a failure may fall back, and closing the books of a request no model
  * could serve.
  */
-import { ActivityFailure, ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { GatewayActivities } from '../activities';
 import type { Endpoint } from '../activities/model-calls/types';
 import type { PayloadRef } from '../activities/request-io';
 import type { SimulationDirective } from '../providers/types';
 
-export const ledger = proxyLocalActivities<GatewayActivities>({
+const LEDGER_OPTIONS = {
   startToCloseTimeout: '20 seconds',
   retry: { initialInterval: '100 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 10 },
-});
+} as const;
+
+const MODEL_CALL_OPTIONS = {
+  // One attempt's ceiling; the provider's own deadline is shorter.
+  startToCloseTimeout: '10 minutes',
+  // The activity sets each retry's delay (exponential with jitter, or the upstream's Retry-After).
+  retry: { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
+} as const;
+
+/**
+ * Ledger steps and model calls run as local activities: in-process, no task round trips through the
+ * server, and (with eager start) the whole request in one workflow task. `remote` runs them as ordinary
+ * activities instead; the benchmark compares the two.
+ */
+export type ActivityMode = 'local' | 'remote';
+
+const local = {
+  ledger: proxyLocalActivities<GatewayActivities>(LEDGER_OPTIONS),
+  models: proxyLocalActivities<GatewayActivities>(MODEL_CALL_OPTIONS),
+};
+const remote = {
+  ledger: proxyActivities<GatewayActivities>(LEDGER_OPTIONS),
+  models: proxyActivities<GatewayActivities>(MODEL_CALL_OPTIONS),
+};
+
+export function activitiesFor(input: { activityMode?: ActivityMode }) {
+  return input.activityMode === 'remote' ? remote : local;
+}
+
+/** The ledger's local activities (for workflows that do not switch modes). */
+export const ledger = local.ledger;
 
 export interface ModelRequestInput {
   requestId: string;
@@ -27,6 +57,7 @@ export interface ModelRequestInput {
   created: number;
   clientRequestId?: string | null;
   simulate?: SimulationDirective;
+  activityMode?: ActivityMode;
 }
 
 export interface HopRecord {
@@ -70,6 +101,7 @@ export function usageBase(input: ModelRequestInput) {
  */
 export async function holdForHop(input: ModelRequestInput, depth: number, hops: HopRecord[]): Promise<string | null | 'stop'> {
   const model = input.chain[depth];
+  const { ledger } = activitiesFor(input);
   const plan = await ledger.planModelCall({ endpoint: input.endpoint, model, body: input.body, allowedModels: input.allowedModels });
   if (!plan.ok) {
     if (depth === 0) throw ApplicationFailure.create({ message: plan.error.message, type: plan.error.name, nonRetryable: true, details: [plan.error] });
@@ -90,7 +122,7 @@ export async function holdForHop(input: ModelRequestInput, depth: number, hops: 
 /** Records a request no model served and fails the run with the last upstream error. */
 export async function failExhausted(input: ModelRequestInput, hops: HopRecord[], lastFailure: unknown, startedAt: number): Promise<never> {
   const error = gatewayErrorOf(lastFailure);
-  await ledger.failRequest({
+  await activitiesFor(input).ledger.failRequest({
     reservationId: null,
     reason: error?.message ?? 'no model could serve the request',
     usage: {

@@ -13,7 +13,7 @@ export function pingRouter(deps: AppDeps): Router<GatewayState> {
     const result = await deps.temporal.client.workflow.execute('pingWorkflow', {
       taskQueue: deps.temporal.taskQueue,
       workflowId,
-      requestEagerStart: true,
+      requestEagerStart: deps.config.eagerStart,
       workflowExecutionTimeout: '30 seconds',
       typedSearchAttributes: requestSearchAttributes({ requestId: ctx.state.requestId, workspaceId: ctx.state.auth.workspaceId, apiKeyId: ctx.state.auth.keyId, endpoint: 'ping' }),
     });

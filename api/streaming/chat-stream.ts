@@ -36,7 +36,7 @@ export async function streamChatCompletion(ctx: GatewayContext, deps: AppDeps, b
       taskQueue: deps.temporal.taskQueue,
       workflowId: `req-${requestId}`,
       args: [input],
-      requestEagerStart: true,
+      requestEagerStart: deps.config.eagerStart,
       typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model: body.model, endpoint: 'chat.completions' }),
       workflowExecutionTimeout: '45 minutes',
     });

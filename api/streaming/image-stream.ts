@@ -57,7 +57,7 @@ export async function streamImages(ctx: GatewayContext, deps: AppDeps, req: Imag
       taskQueue: deps.temporal.taskQueue,
       workflowId: `req-${requestId}`,
       args: [input],
-      requestEagerStart: true,
+      requestEagerStart: deps.config.eagerStart,
       typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model: req.model, endpoint: req.endpoint }),
       workflowExecutionTimeout: '45 minutes',
     });

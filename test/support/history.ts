@@ -9,7 +9,10 @@ export interface HistoryStep {
 }
 
 export async function localActivitySteps(client: Client, workflowId: string): Promise<HistoryStep[]> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const handle = client.workflow.getHandle(workflowId);
+  // The API may answer from the worker before the run's completion reached the server.
+  await handle.result().catch(() => undefined);
+  const history = await handle.fetchHistory();
   const steps: HistoryStep[] = [];
   for (const event of history.events ?? []) {
     const marker = event.markerRecordedEventAttributes;
