@@ -25,6 +25,8 @@ export interface StackOptions {
   /** `dev` keeps data in the project's data dir on fixed ports; `test` uses fresh temp dirs and free ports. */
   mode: 'dev' | 'test';
   dbName: string;
+  /** Keep Temporal's state in a SQLite file even in `test` mode (benchmarks measure the durable setup). */
+  persistTemporal?: boolean;
   log?: (line: string) => void;
 }
 
@@ -58,7 +60,7 @@ export async function resolveStack(config: GatewayConfig, opts: StackOptions): P
       log('[stack] starting the Temporal dev server ...');
       const server = await startTemporalDevServer({
         binary: temporalBinary!, port, uiPort, logFile: path.join(logDir, 'temporal.log'),
-        dbFile: opts.mode === 'dev' ? path.join(dataDir, 'temporal.sqlite') : undefined,
+        dbFile: opts.mode === 'dev' || opts.persistTemporal ? path.join(dataDir, 'temporal.sqlite') : undefined,
       });
       stops.push(() => server.process.stop());
       temporalAddress = server.address;

@@ -1,0 +1,19 @@
+/**
+ * The gateway under benchmark: API and worker in one process (as `npm start` runs them), on the stores
+ * given in the environment, with a funded workspace and key. Prints `{url, key}` once ready.
+ */
+import { loadConfig } from '../config/env';
+import { createApiKey, createWorkspace } from '../domain/workspaces';
+import { startRuntime } from '../lib/runtime';
+import { runUntilSignal } from '../lib/process-lifecycle';
+
+runUntilSignal('bench-gateway', async () => {
+  const config = loadConfig();
+  const runtime = await startRuntime({
+    config, databaseUrl: config.databaseUrl!, temporalAddress: config.temporalAddress!, s3: config.s3!, api: true, worker: true,
+  });
+  const workspace = await createWorkspace(runtime.db, { name: 'bench', credits: 10_000_000, actor: 'bench' });
+  const key = await createApiKey(runtime.db, { workspaceId: workspace.id, name: 'bench', role: 'owner', actor: 'bench' });
+  process.stdout.write(`${JSON.stringify({ url: runtime.http!.url, key: key.key })}\n`);
+  return runtime;
+});
