@@ -5,7 +5,9 @@
  *
  * A request's rows: `reserve` (-R, the hold) when it starts; on success `release` (+R, the hold comes back)
  * and `settle` (-C, the exact charge) in one transaction; on failure `refund` (+R). So the ledger's sum over
- * a request is -C or 0, and sum(ledger) == sum(bucket balances) at all times.
+ * a request is -C or 0, and sum(ledger) == sum(bucket balances) at all times. The request path's steps
+ * (reserve, settle, refund) are single database calls to the functions in
+ * db/migrations/20261122220000_ledger_functions.ts; grants, topups and expiry run here.
  */
 import type { Knex } from 'knex';
 import { InsufficientCreditsError, PermissionDeniedError } from './errors';
@@ -39,18 +41,6 @@ export interface Balance {
 /** 403 when a key's cost cap would be passed (a plain PermissionDeniedError, so it crosses Temporal as one). */
 export function costCapExceeded(capMicro: number): PermissionDeniedError {
   return new PermissionDeniedError(`This API key reached its cost cap of ${capMicro / 1_000_000} credits. Raise the cap or use another key.`, { code: 'key_cost_cap_exceeded' });
-}
-
-/** Spendable buckets in spending order: plan credits (soonest expiry first) before topups. */
-async function lockSpendableBuckets(trx: Knex.Transaction, workspaceId: string): Promise<Array<{ id: number; balance_micro: number }>> {
-  const { rows } = await trx.raw(
-    `select id, balance_micro from credit_buckets
-      where workspace_id = ? and balance_micro > 0 and (expires_at is null or expires_at > now())
-      order by (kind = 'topup'), expires_at nulls last, id
-      for update`,
-    [workspaceId],
-  );
-  return rows;
 }
 
 async function appendRow(trx: Knex.Transaction, row: {
@@ -165,57 +155,21 @@ export async function getBalance(db: Db, workspaceId: string): Promise<Balance> 
  * Holds `amountMicro` for a request. Idempotent on `reservationId` (derived from the workflow), so an
  * activity retry returns the first outcome. Throws InsufficientCreditsError (402) when the spendable
  * balance cannot cover it and a 403 `key_cost_cap_exceeded` when the key's cap would be passed.
+ * One database call (gateway_reserve, db/migrations/20261122220000_ledger_functions.ts).
  */
 export async function reserve(db: Db, opts: { reservationId: string; workspaceId: string; apiKeyId?: string | null; amountMicro: number; requestId?: string; model?: string }): Promise<Reservation> {
   if (!Number.isSafeInteger(opts.amountMicro) || opts.amountMicro < 0) throw new RangeError('reservation must be a non-negative integer of micro-credits');
-  return db.transaction(async (trx) => {
-    const existing = await trx('reservations').where({ id: opts.reservationId }).first();
-    if (existing) return toReservation(existing);
-
-    // Only keys with a cost cap track their holds; others never take a lock on their key row. Lock order
-    // everywhere: reservation row, then key row, then buckets, so concurrent requests cannot deadlock.
-    if (opts.apiKeyId) {
-      const { rows } = await trx.raw(
-        `update api_keys set reserved_micro = reserved_micro + ?
-          where id = ? and cost_cap_micro is not null and spent_micro + reserved_micro + ? <= cost_cap_micro
-          returning id`,
-        [opts.amountMicro, opts.apiKeyId, opts.amountMicro],
-      );
-      if (rows.length === 0) {
-        const key = await trx('api_keys').where({ id: opts.apiKeyId }).first('cost_cap_micro');
-        if (key?.cost_cap_micro != null) throw costCapExceeded(Number(key.cost_cap_micro));
-      }
-    }
-
-    const buckets = await lockSpendableBuckets(trx, opts.workspaceId);
-    const allocations: Allocation[] = [];
-    let remaining = opts.amountMicro;
-    for (const bucket of buckets) {
-      if (remaining === 0) break;
-      const take = Math.min(bucket.balance_micro, remaining);
-      allocations.push({ bucketId: bucket.id, amountMicro: take });
-      remaining -= take;
-    }
-    if (remaining > 0) throw new InsufficientCreditsError();
-
-    for (const a of allocations) {
-      await moveBucket(trx, a.bucketId, -a.amountMicro);
-      await appendRow(trx, {
-        workspaceId: opts.workspaceId, bucketId: a.bucketId, kind: 'reserve', amountMicro: -a.amountMicro,
-        idempotencyKey: `${opts.reservationId}:reserve:${a.bucketId}`, reservationId: opts.reservationId,
-        requestId: opts.requestId, apiKeyId: opts.apiKeyId, model: opts.model,
-      });
-    }
-    const [row] = await trx('reservations').insert({
-      id: opts.reservationId, workspace_id: opts.workspaceId, api_key_id: opts.apiKeyId ?? null, request_id: opts.requestId ?? null,
-      amount_micro: opts.amountMicro, status: 'held', allocations: JSON.stringify(allocations),
-    }, '*');
-    return toReservation(row);
-  });
+  try {
+    const { rows } = await db.raw('select gateway_reserve(?, ?, ?, ?, ?, ?) as r', [
+      opts.reservationId, opts.workspaceId, opts.apiKeyId ?? null, opts.amountMicro, opts.requestId ?? null, opts.model ?? null,
+    ]);
+    return toReservation(rows[0].r);
+  } catch (err) {
+    throw ledgerError(err);
+  }
 }
 
 export interface SettleOutcome {
-  reservation: Reservation;
   /** What was actually charged (may be below the asked amount only when the balance ran dry). */
   chargedMicro: number;
   /** Part of the asked charge no balance could cover (logged, never charged). */
@@ -223,69 +177,31 @@ export interface SettleOutcome {
 }
 
 /**
- * Charges the exact cost and lets go of the hold, in one transaction. Idempotent: settling a reservation
- * that is no longer held returns its recorded outcome.
+ * Charges the exact cost and lets go of the hold, in one transaction (and records the request's usage
+ * with it when given). Idempotent: settling a reservation that is no longer held returns its recorded
+ * outcome.
  */
-export async function settle(db: Db, opts: { reservationId: string; chargeMicro: number; model?: string; meta?: unknown }): Promise<SettleOutcome> {
+export async function settle(db: Db, opts: { reservationId: string; chargeMicro: number; model?: string; usage?: unknown }): Promise<SettleOutcome> {
   if (!Number.isSafeInteger(opts.chargeMicro) || opts.chargeMicro < 0) throw new RangeError('charge must be a non-negative integer of micro-credits');
-  return db.transaction(async (trx) => {
-    const row = await trx('reservations').where({ id: opts.reservationId }).forUpdate().first();
-    if (!row) throw new Error(`reservation ${opts.reservationId} does not exist`);
-    const reservation = toReservation(row);
-    if (reservation.status !== 'held') {
-      return { reservation, chargedMicro: reservation.chargedMicro ?? 0, uncoveredMicro: 0 };
-    }
-    const base = { workspaceId: reservation.workspaceId, reservationId: reservation.id, requestId: row.request_id, apiKeyId: reservation.apiKeyId, model: opts.model };
-    if (reservation.apiKeyId) {
-      await trx.raw('update api_keys set reserved_micro = greatest(reserved_micro - ?, 0) where id = ? and cost_cap_micro is not null', [reservation.amountMicro, reservation.apiKeyId]);
-    }
-
-    // The hold comes back to the buckets it came from...
-    for (const a of reservation.allocations) {
-      await moveBucket(trx, a.bucketId, a.amountMicro);
-      await appendRow(trx, { ...base, bucketId: a.bucketId, kind: 'release', amountMicro: a.amountMicro, idempotencyKey: `${reservation.id}:release:${a.bucketId}` });
-    }
-    // ...and the exact charge is drawn in spending order (normally from those same buckets).
-    let remaining = opts.chargeMicro;
-    if (remaining > 0) {
-      for (const bucket of await lockSpendableBuckets(trx, reservation.workspaceId)) {
-        if (remaining === 0) break;
-        const take = Math.min(bucket.balance_micro, remaining);
-        await moveBucket(trx, bucket.id, -take);
-        await appendRow(trx, { ...base, bucketId: bucket.id, kind: 'settle', amountMicro: -take, idempotencyKey: `${reservation.id}:settle:${bucket.id}`, meta: opts.meta });
-        remaining -= take;
-      }
-    }
-    const charged = opts.chargeMicro - remaining;
-    if (reservation.apiKeyId && charged > 0) {
-      await trx.raw('update api_keys set spent_micro = spent_micro + ? where id = ? and cost_cap_micro is not null', [charged, reservation.apiKeyId]);
-    }
-    const [updated] = await trx('reservations').where({ id: reservation.id }).update({ status: 'settled', charged_micro: charged, closed_at: trx.fn.now() }, '*');
-    return { reservation: toReservation(updated), chargedMicro: charged, uncoveredMicro: remaining };
-  });
+  const { rows } = await db.raw('select gateway_settle(?, ?, ?, ?::jsonb) as r', [
+    opts.reservationId, opts.chargeMicro, opts.model ?? null, opts.usage === undefined ? null : JSON.stringify(opts.usage),
+  ]);
+  return { chargedMicro: Number(rows[0].r.chargedMicro), uncoveredMicro: Number(rows[0].r.uncoveredMicro) };
 }
 
-/** Gives the whole hold back (the request failed or was refused). Idempotent. */
-export async function refund(db: Db, opts: { reservationId: string; reason: string }): Promise<Reservation> {
-  return db.transaction(async (trx) => {
-    const row = await trx('reservations').where({ id: opts.reservationId }).forUpdate().first();
-    if (!row) throw new Error(`reservation ${opts.reservationId} does not exist`);
-    const reservation = toReservation(row);
-    if (reservation.status !== 'held') return reservation;
-    if (reservation.apiKeyId) {
-      await trx.raw('update api_keys set reserved_micro = greatest(reserved_micro - ?, 0) where id = ? and cost_cap_micro is not null', [reservation.amountMicro, reservation.apiKeyId]);
-    }
-    for (const a of reservation.allocations) {
-      await moveBucket(trx, a.bucketId, a.amountMicro);
-      await appendRow(trx, {
-        workspaceId: reservation.workspaceId, bucketId: a.bucketId, kind: 'refund', amountMicro: a.amountMicro,
-        idempotencyKey: `${reservation.id}:refund:${a.bucketId}`, reservationId: reservation.id, requestId: row.request_id,
-        apiKeyId: reservation.apiKeyId, meta: { reason: opts.reason },
-      });
-    }
-    const [updated] = await trx('reservations').where({ id: reservation.id }).update({ status: 'released', charged_micro: 0, closed_at: trx.fn.now() }, '*');
-    return toReservation(updated);
-  });
+/** Gives the whole hold back (the request failed or was refused), recording its usage when given. Idempotent. */
+export async function refund(db: Db, opts: { reservationId: string; reason: string; usage?: unknown }): Promise<Reservation> {
+  const { rows } = await db.raw('select gateway_refund(?, ?, ?::jsonb) as r', [
+    opts.reservationId, opts.reason, opts.usage === undefined ? null : JSON.stringify(opts.usage),
+  ]);
+  return toReservation(rows[0].r);
+}
+
+function ledgerError(err: unknown): unknown {
+  const pg = err as { code?: string; detail?: string };
+  if (pg.code === 'GW402') return new InsufficientCreditsError();
+  if (pg.code === 'GW403') return costCapExceeded(Number(pg.detail ?? 0));
+  return err;
 }
 
 /** Sum of the workspace's ledger; equals the sum of its bucket balances (the invariant tests check). */
@@ -299,6 +215,7 @@ export async function ledgerSum(db: Db, workspaceId: string): Promise<{ ledgerMi
 }
 
 function toReservation(row: Record<string, any>): Reservation {
+  // Rows come from knex (bigint parsed) or from to_jsonb (numbers); both map the same way.
   return {
     id: row.id,
     workspaceId: row.workspace_id,
