@@ -10,27 +10,15 @@ import { deliverBudgetAlert, type DeliveryOutcome } from '../domain/alert-delive
 import { WorkspaceIdKey } from '../workflows/search-attributes';
 import { budgetWatcherId, SPEND_CHANGED_SIGNAL, type SpendChanged } from '../workflows/budget-signals';
 import type { ActivityDeps } from './index';
+import { signalBudgetWatcher } from './budget-signal';
 
 export function createBudgetActivities(deps: ActivityDeps) {
   const clock = deps.clock ?? (() => new Date());
   const email = { smtpUrl: deps.notifications?.smtpUrl ?? null, from: deps.notifications?.emailFrom ?? 'Model Gateway <alerts@localhost>' };
   return {
-    /**
-     * Signal-with-start of the workspace's watcher (on this worker's task queue). Returns at once, without
-     * a Temporal call, for a workspace without alerts.
-     */
+    /** Signal-with-start of the workspace's watcher; free for a workspace without alerts. */
     async notifyBudgetWatcher(input: { workspaceId: string }): Promise<{ signalled: boolean }> {
-      if (!(await alertPresence.has(deps.db, input.workspaceId))) return { signalled: false };
-      const signal: SpendChanged = { cycle: cycleOf(clock()) };
-      await Context.current().client.workflow.signalWithStart('budgetWatcherWorkflow', {
-        workflowId: budgetWatcherId(input.workspaceId),
-        taskQueue: activityInfo().taskQueue,
-        args: [{ workspaceId: input.workspaceId }],
-        signal: SPEND_CHANGED_SIGNAL,
-        signalArgs: [signal],
-        typedSearchAttributes: [{ key: WorkspaceIdKey, value: input.workspaceId }],
-      });
-      return { signalled: true };
+      return signalBudgetWatcher(deps, input.workspaceId);
     },
 
     async evaluateBudgetAlerts(input: { workspaceId: string; cycle: string }): Promise<{ spendMicro: number; due: DueDelivery[] }> {

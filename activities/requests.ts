@@ -1,5 +1,5 @@
 /**
- * Activities of the request workflow: plan a model hop, hold credits, call the model, close the books.
+ * Activities of the request workflow: hold credits for a model hop, call the model, close the books.
  * Each is a thin shell over domain/ and the endpoint handlers; gateway errors leave as ApplicationFailures
  * so the workflow (and then the API) sees the same error class.
  */
@@ -11,19 +11,24 @@ import { toApplicationFailure } from '../lib/temporal-errors';
 import type { ActivityDeps } from './index';
 import { chatCost } from '../catalog/pricing';
 import { handlerFor } from './model-calls';
+import { signalBudgetWatcherQuietly } from './budget-signal';
 import type { CallOutcome, Endpoint } from './model-calls/types';
 import { loadPayload, storePayload, type PayloadRef } from './request-io';
 import type { SimulationDirective } from '../providers/types';
 
-export interface PlanInput {
+export interface HoldInput {
   endpoint: Endpoint;
   model: string;
   body: PayloadRef<unknown>;
   allowedModels: string[] | null;
+  reservationId: string;
+  workspaceId: string;
+  apiKeyId: string | null;
+  requestId: string;
 }
 
-export type PlanOutcome =
-  | { ok: true; estimateMicro: number; provider: string }
+export type HoldOutcome =
+  | { ok: true; estimateMicro: number }
   | { ok: false; reason: string; error: ReturnType<GatewayError['toJSON']> };
 
 export interface CallInput {
@@ -65,10 +70,15 @@ async function asFailures<T>(fn: () => Promise<T>): Promise<T> {
 
 export function createRequestActivities(deps: ActivityDeps) {
   return {
-    /** Can this model serve this request, and what must be held for it? Never throws for the model's own unfitness. */
-    async planModelCall(input: PlanInput): Promise<PlanOutcome> {
+    /**
+     * One hop's hold: can this model serve the request (it exists, serves this endpoint, the key may use it,
+     * it takes these parameters), what does it cost at most here, and hold that. A model unfit for the
+     * request is reported (the workflow skips it); a refused hold (402, cost cap) is thrown.
+     */
+    async holdCredits(input: HoldInput): Promise<HoldOutcome> {
       return asFailures(async () => {
         const handler = handlerFor(input.endpoint);
+        let estimateMicro: number;
         try {
           const record = await deps.catalog.get(input.model);
           if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found', param: 'model' });
@@ -80,14 +90,20 @@ export function createRequestActivities(deps: ActivityDeps) {
           }
           const body = await loadPayload(deps.storage, input.body);
           handler.check(record, body);
-          return { ok: true, estimateMicro: handler.estimate(record, body), provider: record.provider };
+          estimateMicro = handler.estimate(record, body);
         } catch (err) {
           if (err instanceof GatewayError) return { ok: false, reason: err.message, error: err.toJSON() };
           throw err;
         }
+        await reserve(deps.db, {
+          reservationId: input.reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId,
+          amountMicro: estimateMicro, requestId: input.requestId, model: input.model,
+        });
+        return { ok: true, estimateMicro };
       });
     },
 
+    /** A hold on its own (video jobs price their hops themselves). */
     async reserveCredits(input: { reservationId: string; workspaceId: string; apiKeyId: string | null; amountMicro: number; requestId: string; model: string }): Promise<void> {
       await asFailures(() => reserve(deps.db, input));
     },
@@ -125,8 +141,11 @@ export function createRequestActivities(deps: ActivityDeps) {
       }
     },
 
+    /** Settles and records the usage, then tells the workspace's budget watcher (free without alerts). */
     async settleRequest(input: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number }> {
-      return asFailures(() => settleRequest(deps.db, input));
+      const settled = await asFailures(() => settleRequest(deps.db, input));
+      await signalBudgetWatcherQuietly(deps, input.usage.workspaceId);
+      return settled;
     },
 
     async failRequest(input: { reservationId: string | null; reason: string; usage: UsageRecord }): Promise<void> {

@@ -17,6 +17,7 @@ import {
 import { toApplicationFailure } from '../lib/temporal-errors';
 import type { SimulationDirective, VideoModelAdapter, VideoSubmitRequest } from '../providers/types';
 import type { ActivityDeps } from './index';
+import { signalBudgetWatcherQuietly } from './budget-signal';
 import { retryDelayMs } from './requests';
 
 /** Largest video copied from a provider's URL. */
@@ -132,10 +133,12 @@ export function createVideoActivities(deps: ActivityDeps) {
         ...priceParams(input.params), n: 1, seconds: v.durationSeconds !== null ? Math.min(v.durationSeconds, requestedSeconds) : requestedSeconds,
       }), 0);
       const seconds = input.videos.reduce((sum, v) => sum + (v.durationSeconds ?? requestedSeconds), 0);
-      return completeVideoJob(deps.db, {
+      const completed = await completeVideoJob(deps.db, {
         jobId: input.jobId, reservationId: input.reservationId, chargeMicro, model: input.model, videos: input.videos,
         usage: { ...input.usage, units: { videos: input.videos.length, seconds } },
       });
+      await signalBudgetWatcherQuietly(deps, input.usage.workspaceId);
+      return completed;
     },
 
     async failVideoJob(input: { jobId: string; reservationId: string | null; error: VideoJobError; usage: UsageRecord }): Promise<void> {

@@ -6,7 +6,6 @@
 import { ActivityFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { StreamActivities } from '../activities';
 import type { StreamChatOutcome, StreamProgress } from '../activities/stream-chat';
-import { notifyBudgetWatcher } from './budget-notify';
 import { failExhausted, gatewayErrorOf, holdForHop, ledger, mayFallBack, usageBase, type HopRecord, type ModelRequestInput } from './request-steps';
 
 export interface ChatStreamInput extends ModelRequestInput {
@@ -82,7 +81,6 @@ export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatSt
         errorCode: outcome.ending === 'completed' ? null : outcome.ending,
       },
     });
-    await notifyBudgetWatcher(input.workspaceId);
     hops.push({ model, outcome: 'served' });
     return { modelUsed: model, fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, creditsUsedMicro: settled.chargedMicro, ending: outcome.ending, hops };
   }

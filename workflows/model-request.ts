@@ -7,7 +7,6 @@
  * workflow task on the worker inside the API process, with no extra server round trips.
  */
 import type { CallResult } from '../activities/requests';
-import { notifyBudgetWatcher } from './budget-notify';
 import { activitiesFor, failExhausted, gatewayErrorOf, holdForHop, mayFallBack, usageBase, type HopRecord, type ModelRequestInput } from './request-steps';
 import { reportingToCaller } from './result-sinks';
 
@@ -58,7 +57,6 @@ async function serveModelRequest(input: ModelRequestInput): Promise<ModelRequest
         latencyMs: Date.now() - startedAt,
       },
     });
-    await notifyBudgetWatcher(input.workspaceId);
     hops.push({ model, outcome: 'served' });
     return {
       response: outcome.response,

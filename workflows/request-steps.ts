@@ -101,20 +101,23 @@ export function usageBase(input: ModelRequestInput) {
  */
 export async function holdForHop(input: ModelRequestInput, depth: number, hops: HopRecord[]): Promise<string | null | 'stop'> {
   const model = input.chain[depth];
-  const { ledger } = activitiesFor(input);
-  const plan = await ledger.planModelCall({ endpoint: input.endpoint, model, body: input.body, allowedModels: input.allowedModels });
-  if (!plan.ok) {
-    if (depth === 0) throw ApplicationFailure.create({ message: plan.error.message, type: plan.error.name, nonRetryable: true, details: [plan.error] });
-    hops.push({ model, outcome: 'skipped', reason: plan.reason });
-    return null;
-  }
   const reservationId = `${workflowInfo().workflowId}:${depth}`;
+  let hold;
   try {
-    await ledger.reserveCredits({ reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, amountMicro: plan.estimateMicro, requestId: input.requestId, model });
+    hold = await activitiesFor(input).ledger.holdCredits({
+      endpoint: input.endpoint, model, body: input.body, allowedModels: input.allowedModels,
+      reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, requestId: input.requestId,
+    });
   } catch (err) {
+    // The requested model's refusal (402, cost cap) is the client's answer; a fallback's ends the chain.
     if (depth === 0) throw err;
     hops.push({ model, outcome: 'skipped', reason: gatewayErrorOf(err)?.message ?? 'credits could not be reserved' });
     return 'stop';
+  }
+  if (!hold.ok) {
+    if (depth === 0) throw ApplicationFailure.create({ message: hold.error.message, type: hold.error.name, nonRetryable: true, details: [hold.error] });
+    hops.push({ model, outcome: 'skipped', reason: hold.reason });
+    return null;
   }
   return reservationId;
 }

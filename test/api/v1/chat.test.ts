@@ -65,7 +65,8 @@ describe('POST /v1/chat/completions', function () {
     expect(calls[0].failure).to.contain('500');
     expect(calls[1].failure).to.equal(undefined);
     const names = steps.map((s) => s.name);
-    expect(names.slice(0, 4)).to.deep.equal(['planModelCall', 'reserveCredits', 'callModel', 'releaseCredits']);
+    expect(names.slice(0, 3)).to.deep.equal(['holdCredits', 'callModel', 'releaseCredits']);
+    expect(names.slice(3)).to.deep.equal(['holdCredits', 'callModel', 'settleRequest']);
     expect(names).to.include('settleRequest');
   });
 

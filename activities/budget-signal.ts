@@ -1,0 +1,35 @@
+/**
+ * Telling a workspace's budget watcher that its spend changed, from inside the activity that settled it:
+ * signal-with-start on this worker's task queue. A workspace without alerts costs no Temporal call (an
+ * in-process cache answers), and a failed signal never fails the settlement: the watcher reads spend from
+ * the ledger, so the next settlement's signal catches up.
+ */
+import { activityInfo, Context } from '@temporalio/activity';
+import { cycleOf } from '../domain/billing-cycle';
+import { alertPresence } from '../domain/budget-alerts';
+import { log } from '../lib/log';
+import { budgetWatcherId, SPEND_CHANGED_SIGNAL, type SpendChanged } from '../workflows/budget-signals';
+import { WorkspaceIdKey } from '../workflows/search-attributes';
+import type { ActivityDeps } from './index';
+
+export async function signalBudgetWatcher(deps: ActivityDeps, workspaceId: string): Promise<{ signalled: boolean }> {
+  if (!(await alertPresence.has(deps.db, workspaceId))) return { signalled: false };
+  const signal: SpendChanged = { cycle: cycleOf((deps.clock ?? (() => new Date()))()) };
+  await Context.current().client.workflow.signalWithStart('budgetWatcherWorkflow', {
+    workflowId: budgetWatcherId(workspaceId),
+    taskQueue: activityInfo().taskQueue,
+    args: [{ workspaceId }],
+    signal: SPEND_CHANGED_SIGNAL,
+    signalArgs: [signal],
+    typedSearchAttributes: [{ key: WorkspaceIdKey, value: workspaceId }],
+  });
+  return { signalled: true };
+}
+
+export async function signalBudgetWatcherQuietly(deps: ActivityDeps, workspaceId: string): Promise<void> {
+  try {
+    await signalBudgetWatcher(deps, workspaceId);
+  } catch (err) {
+    log.warn({ err, workspaceId }, 'could not signal the budget watcher');
+  }
+}
