@@ -36,8 +36,10 @@ function variantEnv(name: string): Record<string, string> {
   }
 }
 
-function startChild(script: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; info: Record<string, string> }> {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', script)], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+const PROFILE_DIR = args.has('profile') ? path.join(repoRoot, 'bench', 'profiles') : null;
+
+function startChild(script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<{ child: ChildProcess; info: Record<string, string> }> {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(repoRoot, 'dist', script)], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c) => {
@@ -93,7 +95,7 @@ async function main(): Promise<void> {
         DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress,
         S3_ENDPOINT: stack.s3.endpoint, S3_ACCESS_KEY_ID: stack.s3.accessKeyId, S3_SECRET_ACCESS_KEY: stack.s3.secretAccessKey, S3_BUCKET: stack.s3.bucket,
         OPENAI_BASE_URL: `${mock.info.url}/v1`, OPENAI_API_KEY: 'bench',
-      });
+      }, PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
       try {
         const target = { url: `${gateway.info.url}/v1/chat/completions`, headers: { authorization: `Bearer ${gateway.info.key}` } };
         await runLoad({ ...target, body: chat, concurrency: 8, requests: 400 });
