@@ -32,7 +32,8 @@ export interface StreamChatInput {
   workspaceId?: string;
 }
 
-export type StreamEnding = 'completed' | 'client_disconnected' | 'upstream_error';
+/** `not_here`: this process does not hold the request's connection (the workflow then asks the one that does). */
+export type StreamEnding = 'completed' | 'client_disconnected' | 'upstream_error' | 'not_here';
 
 export interface StreamChatOutcome {
   ending: StreamEnding;
@@ -55,7 +56,8 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
       const attempt = activityInfo().attempt;
       const sink = deps.streams.get(input.requestId);
       const none: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
-      if (!sink || sink.clientGone) return none;
+      if (!sink) return { ...none, ending: 'not_here' };
+      if (sink.clientGone) return none;
 
       const record = await deps.catalog.get(input.model);
       if (!record) throw toApplicationFailure(new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' }));

@@ -19,7 +19,7 @@ export interface AppDeps {
   storage: ObjectStorage;
   log: Logger;
   /** This process's stream registry and the task queue its stream worker polls. */
-  streaming: { registry: StreamRegistry; taskQueue: string };
+  streaming: { registry: StreamRegistry; taskQueue: string; localWorker: boolean };
   /** Outcomes of workflows this process's own worker runs, handed over in-process (null: poll the server). */
   results: ResultBroker | null;
   /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */

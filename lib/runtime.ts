@@ -68,6 +68,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const providers = opts.providers ?? ProviderRegistry.fromEnv();
 
   const results = new ResultBroker();
+  // Streams this process holds. The main worker gets the stream activities too, bound to this registry:
+  // eagerly dispatched, a stream activity then runs right here without a trip through the server.
+  const streamRegistry = new StreamRegistry();
   let worker: Worker | null = null;
   let workerRun: Promise<void> | null = null;
   if (opts.worker) {
@@ -77,6 +80,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       taskQueue: opts.config.temporalTaskQueue,
       deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks } },
       results,
+      streams: streamRegistry,
     });
     workerRun = worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); });
     await ensureMonthlyGrantSchedule(temporal.client, opts.config.temporalTaskQueue).then(
@@ -89,7 +93,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let streamWorker: Worker | null = null;
   let streamWorkerRun: Promise<void> | null = null;
   if (opts.api) {
-    const streaming = { registry: new StreamRegistry(), taskQueue: `${opts.config.temporalTaskQueue}-stream-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}` };
+    const streaming = {
+      registry: streamRegistry,
+      taskQueue: `${opts.config.temporalTaskQueue}-stream-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+      localWorker: opts.worker,
+    };
     streamWorker = await createStreamWorker({
       connection: temporal.connection, namespace: temporal.namespace, taskQueue: streaming.taskQueue,
       deps: { db, catalog, storage, providers, streams: streaming.registry },

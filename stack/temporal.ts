@@ -25,6 +25,9 @@ export async function startTemporalDevServer(opts: {
     '--log-level', 'warn',
     // Eager workflow start lets an API process that also runs a worker skip a round trip per request.
     '--dynamic-config-value', 'system.enableEagerWorkflowStart=true',
+    // An activity scheduled on the workflow's own task queue can start on the worker that scheduled it
+    // (the stream activity, in the API process holding the connection), skipping a dispatch.
+    '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
     // WAL with synchronous=NORMAL keeps committed state across a process crash at a fraction of the fsyncs.
     '--sqlite-pragma', 'journal_mode=wal',
     '--sqlite-pragma', 'synchronous=normal',

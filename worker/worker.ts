@@ -26,6 +26,8 @@ export interface GatewayWorkerOptions {
   deps: ActivityDeps;
   /** Hands request outcomes to an API in this process (see worker/result-broker.ts). */
   results?: ResultBroker;
+  /** Streams held by an API in this process (empty in a worker-only process). */
+  streams: StreamRegistry;
 }
 
 export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<Worker> {
@@ -34,7 +36,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     workflowBundle: await workflowBundle(),
-    activities: createActivities(opts.deps),
+    activities: { ...createActivities(opts.deps), ...createStreamActivities({ ...opts.deps, streams: opts.streams }) },
     sinks: opts.results?.sinks(),
     // Short request workflows: keep many cached so sticky execution avoids history replays.
     maxCachedWorkflows: 2000,

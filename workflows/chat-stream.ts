@@ -11,7 +11,23 @@ import { failExhausted, gatewayErrorOf, holdForHop, ledger, mayFallBack, usageBa
 export interface ChatStreamInput extends ModelRequestInput {
   /** Task queue of the API process that holds the client's connection. */
   streamTaskQueue: string;
+  /** That process also runs a worker of the workflow's task queue (so an eagerly dispatched stream activity lands there). */
+  localWorker?: boolean;
 }
+
+const STREAM_OPTIONS = {
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
+} as const;
+
+/**
+ * First choice: the stream activity on the workflow's own task queue, dispatched eagerly to the worker
+ * that runs this workflow task, which (with eager start) is the one in the API process holding the
+ * connection: no trip through the server's matching before the first token. It answers `not_here` when
+ * it ran elsewhere, and the process's own task queue is used instead.
+ */
+const streamHere = proxyActivities<StreamActivities>({ ...STREAM_OPTIONS, scheduleToStartTimeout: '15 seconds' });
 
 export interface ChatStreamResult {
   modelUsed: string;
@@ -33,12 +49,10 @@ function lastProgress(err: unknown): StreamProgress | null {
 export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatStreamResult> {
   const startedAt = Date.now();
   const stream = proxyActivities<StreamActivities>({
+    ...STREAM_OPTIONS,
     taskQueue: input.streamTaskQueue,
     // The process is local to the request: if it cannot pick the task up quickly, it is gone.
     scheduleToStartTimeout: '15 seconds',
-    startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: '20 seconds',
-    retry: { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
   });
   const hops: HopRecord[] = [];
   let lastFailure: unknown = null;
@@ -52,10 +66,14 @@ export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatSt
     let outcome: StreamChatOutcome;
     let chargeMicro: number;
     try {
-      outcome = await stream.streamChat({
+      const args = {
         requestId: input.requestId, model, body: input.body, created: input.created,
         fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, simulate: input.simulate, workspaceId: input.workspaceId,
-      });
+      };
+      outcome = input.localWorker ? await streamHere.streamChat(args) : { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
+      if (outcome.ending === 'not_here') outcome = await stream.streamChat(args);
+      // The process holding the connection no longer knows the request: nothing was streamed from here.
+      if (outcome.ending === 'not_here') outcome = { ...outcome, ending: 'client_disconnected' };
       chargeMicro = outcome.chargeMicro;
     } catch (err) {
       const progress = lastProgress(err);

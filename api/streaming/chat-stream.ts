@@ -29,6 +29,7 @@ export async function streamChatCompletion(ctx: GatewayContext, deps: AppDeps, b
     clientRequestId: ctx.state.clientRequestId ?? null,
     simulate: simulationDirective(ctx),
     streamTaskQueue: deps.streaming.taskQueue,
+    localWorker: deps.streaming.localWorker && deps.config.eagerStart,
   };
   const sink = deps.streaming.registry.open(requestId, ctx.res, () => { ctx.respond = false; });
   try {

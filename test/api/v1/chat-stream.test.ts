@@ -109,3 +109,53 @@ describe('streaming chat completions', function () {
     expect((await ledgerSum(gateway.runtime.db, other.workspaceId)).ledgerMicro).to.equal(5_000_000);
   });
 });
+
+describe('streaming chat across processes', function () {
+  this.timeout(120_000);
+  const taskQueue = `stream-split-${process.pid}`;
+  let workerOnly: TestGateway;
+  let apiOnly: TestGateway;
+  let combined: TestGateway;
+  before(async function () {
+    this.timeout(180_000);
+    workerOnly = await startTestGateway({ taskQueue, api: false, worker: true });
+    apiOnly = await startTestGateway({ taskQueue, api: true, worker: false });
+    combined = await startTestGateway();
+  });
+  after(async () => {
+    await apiOnly?.stop();
+    await workerOnly?.stop();
+    await combined?.stop();
+  });
+
+  async function streamedText(tenant: Tenant): Promise<{ text: string; requestId: string }> {
+    const res = await tenant.fetch('/v1/chat/completions', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'stream across processes' }], stream: true }),
+    });
+    expect(res.status).to.equal(200);
+    return { text: await res.text(), requestId: res.headers.get('x-request-id')! };
+  }
+
+  it('streams from an API process that runs no worker (its own task queue carries the stream)', async () => {
+    const tenant = await apiOnly.newTenant({ credits: 5 });
+    const { text, requestId } = await streamedText(tenant);
+    expect(text).to.contain('data: [DONE]');
+    const history = await apiOnly.runtime.temporal.client.workflow.getHandle(`req-${requestId}`).fetchHistory();
+    const queues = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name).filter(Boolean);
+    expect(queues).to.have.length(1);
+    expect(queues[0]).to.contain('-stream-');
+  });
+
+  it('runs the stream activity on the workflow\'s own queue when the API process runs the worker (eager dispatch)', async () => {
+    const tenant = await combined.newTenant({ credits: 5 });
+    const { text, requestId } = await streamedText(tenant);
+    expect(text).to.contain('data: [DONE]');
+    const handle = combined.runtime.temporal.client.workflow.getHandle(`req-${requestId}`);
+    await handle.result();
+    const history = await handle.fetchHistory();
+    const queues = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name).filter(Boolean);
+    expect(queues).to.have.length(1);
+    expect(queues[0]).not.to.contain('-stream-');
+  });
+});
