@@ -7,6 +7,7 @@ import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivit
 import type { GatewayActivities } from '../activities';
 import type { Endpoint } from '../activities/model-calls/types';
 import type { PayloadRef } from '../activities/request-io';
+import type { CallResult } from '../activities/requests';
 import type { SimulationDirective } from '../providers/types';
 
 const LEDGER_OPTIONS = {
@@ -139,4 +140,74 @@ export async function failExhausted(input: ModelRequestInput, hops: HopRecord[],
     message, type: 'InvalidRequestError', nonRetryable: true,
     details: [{ name: 'InvalidRequestError', message, status: 400, type: 'invalid_request_error', code: 'no_model_available', param: 'model', headers: {} }],
   });
+}
+
+export interface ModelRequestResult {
+  response: CallResult['response'];
+  modelUsed: string;
+  fallbackFrom: string | null;
+  fallbackDepth: number;
+  creditsUsedMicro: number;
+  hops: HopRecord[];
+}
+
+export interface ChainCall {
+  /** Calls one hop's model (a local activity, or an activity in the API process holding a stream). */
+  call(model: string, depth: number): Promise<CallResult>;
+  /**
+   * A failure that must end the request at once (after its own bookkeeping), instead of falling back or
+   * being reported as the chain's last error. Returns true when it handled the failure.
+   */
+  abandonOn?(err: unknown, reservationId: string, depth: number): Promise<boolean>;
+}
+
+/**
+ * The request's walk along [requested, ...fallback chain]: hold credits for a hop, call its model, and on
+ * throttling, 5xx or timeouts give the hold back and try the next; settle the first answer at its exact
+ * price (with its usage record). A chain no model served ends with the last upstream error.
+ */
+export async function serveAlongChain(input: ModelRequestInput, chain: ChainCall): Promise<ModelRequestResult> {
+  const { ledger } = activitiesFor(input);
+  const startedAt = Date.now();
+  const hops: HopRecord[] = [];
+  let lastFailure: unknown = null;
+
+  for (let depth = 0; depth < input.chain.length; depth++) {
+    const model = input.chain[depth];
+    const reservationId = await holdForHop(input, depth, hops);
+    if (reservationId === 'stop') break;
+    if (reservationId === null) continue;
+
+    let outcome: CallResult;
+    try {
+      outcome = await chain.call(model, depth);
+    } catch (err) {
+      if (chain.abandonOn && (await chain.abandonOn(err, reservationId, depth))) throw err;
+      await ledger.releaseCredits({ reservationId, reason: 'model call failed' });
+      hops.push({ model, outcome: 'failed', reason: gatewayErrorOf(err)?.message ?? String(err) });
+      lastFailure = err;
+      if (mayFallBack(err)) continue;
+      break; // caller errors never fall back
+    }
+
+    const settled = await ledger.settleRequest({
+      reservationId,
+      chargeMicro: outcome.chargeMicro,
+      usage: {
+        ...usageBase(input), modelUsed: model, fallbackDepth: depth, status: 'succeeded',
+        inputTokens: outcome.usage.inputTokens, outputTokens: outcome.usage.outputTokens, units: outcome.usage.units,
+        latencyMs: Date.now() - startedAt,
+      },
+    });
+    hops.push({ model, outcome: 'served' });
+    return {
+      response: outcome.response,
+      modelUsed: model,
+      fallbackFrom: depth > 0 ? input.chain[0] : null,
+      fallbackDepth: depth,
+      creditsUsedMicro: settled.chargedMicro,
+      hops,
+    };
+  }
+  return failExhausted(input, hops, lastFailure, startedAt);
 }
