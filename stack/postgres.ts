@@ -16,14 +16,15 @@ export interface PostgresHandle {
 
 const LOCAL_SERVER = { host: '127.0.0.1', port: 5432, user: 'postgres' };
 
-export async function ensurePostgres(opts: { databaseUrl?: string; dbName: string; dataDir: string; log?: (line: string) => void }): Promise<PostgresHandle> {
+export async function ensurePostgres(opts: { databaseUrl?: string; dbName: string; dataDir: string; log?: (line: string) => void; localServer?: typeof LOCAL_SERVER }): Promise<PostgresHandle> {
   const log = opts.log ?? console.log;
   if (opts.databaseUrl) return { url: opts.databaseUrl, source: 'DATABASE_URL', stop: async () => undefined };
 
-  const adminUrl = `postgres://${LOCAL_SERVER.user}@${LOCAL_SERVER.host}:${LOCAL_SERVER.port}/postgres`;
+  const local = opts.localServer ?? LOCAL_SERVER;
+  const adminUrl = `postgres://${local.user}@${local.host}:${local.port}/postgres`;
   if (await canConnect(adminUrl)) {
     await createDatabaseIfMissing(adminUrl, opts.dbName);
-    return { url: `postgres://${LOCAL_SERVER.user}@${LOCAL_SERVER.host}:${LOCAL_SERVER.port}/${opts.dbName}`, source: 'local server', stop: async () => undefined };
+    return { url: `postgres://${local.user}@${local.host}:${local.port}/${opts.dbName}`, source: 'local server', stop: async () => undefined };
   }
   return startEmbedded(opts.dbName, opts.dataDir, log);
 }
@@ -82,10 +83,17 @@ async function startEmbedded(dbName: string, dataDir: string, log: (line: string
   const portFile = path.join(dataDir, 'postgres.port');
   const initialised = fs.existsSync(path.join(dir, 'PG_VERSION'));
   const port = initialised && fs.existsSync(portFile) ? Number(fs.readFileSync(portFile, 'utf8')) : await freePort();
-  const pg = new EmbeddedPostgres({ databaseDir: dir, user: 'postgres', password: 'postgres', port, persistent: true, onLog: () => undefined, onError: () => undefined });
+  const asRoot = process.getuid?.() === 0;
+  const pg = new EmbeddedPostgres({
+    databaseDir: dir, user: 'postgres', password: 'postgres', port, persistent: true, onLog: () => undefined, onError: () => undefined,
+    // Postgres refuses to run as root: then the server runs as a `postgres` system user, created if missing.
+    createPostgresUser: asRoot,
+  });
   log(`[stack] starting embedded Postgres in ${dir} on 127.0.0.1:${port}`);
+  fs.mkdirSync(dataDir, { recursive: true });
+  // As root, the server runs as an unprivileged user, which must be able to reach its folder.
+  if (asRoot) fs.chmodSync(dataDir, 0o755);
   if (!initialised) {
-    fs.mkdirSync(dataDir, { recursive: true });
     await pg.initialise();
     fs.writeFileSync(portFile, String(port));
   }
