@@ -4,6 +4,7 @@
  */
 import {
   AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, DeleteObjectCommand,
+  GetBucketLifecycleConfigurationCommand, PutBucketLifecycleConfigurationCommand,
   GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, S3Client, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -11,6 +12,13 @@ import type { Readable } from 'node:stream';
 
 // The lockfile pins an SDK release that supports Node 20; its notice about future releases is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+/** Prefixes of per-request objects and how many days the store keeps them (idempotent replays need a day). */
+export const TRANSIENT_PREFIXES = [
+  { prefix: 'requests/', days: 2 },
+  { prefix: 'results/', days: 2 },
+  { prefix: 'uploads/', days: 1 },
+];
 
 export interface StorageConfig {
   endpoint: string;
@@ -48,6 +56,29 @@ export class ObjectStorage {
         if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw err;
       }
     }
+    await this.expireTransientObjects();
+  }
+
+  /**
+   * Request bodies, uploads held for one request and per-request results are transient: the store expires
+   * them (left behind only when a process died mid-request). Files and videos are kept until deleted.
+   * Stores without lifecycle support keep them; that only costs space.
+   */
+  private async expireTransientObjects(): Promise<void> {
+    const rule = (prefix: string, days: number) => ({ ID: `expire-${prefix.replace('/', '')}`, Status: 'Enabled' as const, Filter: { Prefix: prefix }, Expiration: { Days: days } });
+    try {
+      await this.client.send(new PutBucketLifecycleConfigurationCommand({
+        Bucket: this.bucket,
+        LifecycleConfiguration: { Rules: TRANSIENT_PREFIXES.map(({ prefix, days }) => rule(prefix, days)) },
+      }));
+    } catch {
+      /* not supported by this store */
+    }
+  }
+
+  async lifecycleRules(): Promise<Array<{ prefix: string; days: number }>> {
+    const out = await this.client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: this.bucket }));
+    return (out.Rules ?? []).map((r) => ({ prefix: r.Filter?.Prefix ?? r.Prefix ?? '', days: r.Expiration?.Days ?? 0 }));
   }
 
   async ping(): Promise<void> {
