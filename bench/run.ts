@@ -4,14 +4,14 @@
  * at concurrency 1 (p50/p99 vs calling the upstream directly), throughput and p99 at concurrency 64, and the
  * added time to first token of a stream. Results go to bench/results/<timestamp>.json and stdout.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../config/env';
 import { repoRoot } from '../lib/paths';
 import { resolveStack } from '../stack';
-import { stopAllProcesses } from '../stack/processes';
+import { freePort, stopAllProcesses } from '../stack/processes';
 import { percentile, runLoad, type LoadResult } from './load';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
@@ -23,6 +23,7 @@ const STREAM_REQUESTS = Number(args.get('stream') ?? 300);
 /** Gateway variants: each runs in a fresh process with these extra environment variables. */
 const VARIANTS: Array<{ name: string; env: Record<string, string> }> = (args.get('variants') ?? 'default')
   .split(',')
+  .filter(Boolean)
   .map((name) => ({ name, env: variantEnv(name) }));
 
 function variantEnv(name: string): Record<string, string> {
@@ -58,6 +59,30 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/**
+ * The peer, side by side: Portkey's open-source gateway (it keeps no durable record), installed on demand
+ * into the project cache and pointed at the same mock.
+ */
+const PEER = args.get('peer') ?? null;
+const PORTKEY_VERSION = '1.15.2';
+
+async function startPortkey(): Promise<{ child: ChildProcess; url: string }> {
+  const dir = path.join(repoRoot, '.cache', 'peers', `portkey-${PORTKEY_VERSION}`);
+  const entry = path.join(dir, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
+  if (!fs.existsSync(entry)) {
+    fs.mkdirSync(dir, { recursive: true });
+    execFileSync('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund', `@portkey-ai/gateway@${PORTKEY_VERSION}`], { stdio: 'inherit' });
+  }
+  const port = await freePort();
+  const child = spawn(process.execPath, [entry, `--port=${port}`, '--headless'], { cwd: dir, env: { ...process.env, NODE_ENV: 'production' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    if (await fetch(url).then((r) => r.ok, () => false)) return { child, url };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('portkey did not start');
+}
+
 function summary(r: LoadResult) {
   const round = (n: number) => Math.round(n * 100) / 100;
   return {
@@ -87,6 +112,29 @@ async function main(): Promise<void> {
     const directStream = await runLoad({ ...direct, body: stream, concurrency: 1, requests: STREAM_REQUESTS, firstChunk: true });
     results.direct = { serial: summary(directSerial), concurrent: summary(directConcurrent), stream: summary(directStream) };
     console.log('direct', JSON.stringify(results.direct));
+
+    if (PEER === 'portkey') {
+      const peer = await startPortkey();
+      try {
+        const target = { url: `${peer.url}/v1/chat/completions`, headers: { authorization: 'Bearer bench', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${mock.info.url}/v1` } };
+        await runLoad({ ...target, body: chat, concurrency: 8, requests: 400 });
+        const serial = summary(await runLoad({ ...target, body: chat, concurrency: 1, requests: SERIAL_REQUESTS }));
+        const concurrent = summary(await runLoad({ ...target, body: chat, concurrency: CONCURRENCY, durationMs: CONCURRENT_MS }));
+        const streamed = summary(await runLoad({ ...target, body: stream, concurrency: 1, requests: STREAM_REQUESTS, firstChunk: true }));
+        const d = results.direct as { serial: ReturnType<typeof summary>; stream: ReturnType<typeof summary> };
+        results[`peer-portkey-${PORTKEY_VERSION}`] = {
+          serial, concurrent, stream: streamed,
+          added: {
+            p50_ms: Math.round((serial.p50 - d.serial.p50) * 100) / 100,
+            p99_ms: Math.round((serial.p99 - d.serial.p99) * 100) / 100,
+            ttft_p50_ms: Math.round(((streamed.ttft_p50 ?? 0) - (d.stream.ttft_p50 ?? 0)) * 100) / 100,
+          },
+        };
+        console.log(`peer-portkey-${PORTKEY_VERSION}`, JSON.stringify(results[`peer-portkey-${PORTKEY_VERSION}`]));
+      } finally {
+        await stopChild(peer.child);
+      }
+    }
 
     for (const variant of VARIANTS) {
       const gateway = await startChild('bench/serve-gateway.js', {
