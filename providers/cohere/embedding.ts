@@ -3,6 +3,7 @@
  * texts a call, so larger inputs go out in consecutive batches that share the call's deadline.
  */
 import { UpstreamError } from '../../domain/errors';
+import { embedInBatches } from '../embedding-batches';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingResult, ProviderOptions } from '../types';
 
@@ -22,11 +23,7 @@ export function createCohereEmbedding(options: ProviderOptions, upstreamModel: s
     async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
       const apiKey = options.apiKey;
       if (!apiKey) throw new UpstreamError(`${provider} is not configured (no API key)`, { kind: 'not_configured', provider });
-      const deadline = Date.now() + (ctx.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-      const embeddings: number[][] = [];
-      let inputTokens = 0;
-      for (let start = 0; start < req.input.length; start += MAX_TEXTS_PER_CALL) {
-        const texts = req.input.slice(start, start + MAX_TEXTS_PER_CALL);
+      return embedInBatches(req.input, { batchSize: MAX_TEXTS_PER_CALL, ctx, defaultTimeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS }, async (texts, timeoutMs) => {
         const { body } = await upstreamJson<CohereEmbedResponse>(provider, url, {
           method: 'POST',
           headers: { ...(options.headers ?? {}), authorization: `Bearer ${apiKey}`, accept: 'application/json' },
@@ -39,14 +36,12 @@ export function createCohereEmbedding(options: ProviderOptions, upstreamModel: s
             ...(req.dimensions !== undefined ? { output_dimension: req.dimensions } : {}),
           },
           signal: ctx.signal,
-          timeoutMs: Math.max(1, deadline - Date.now()),
+          timeoutMs,
         });
         const vectors = body?.embeddings?.float;
         expectShape(provider, isVectorList(vectors, texts.length), 'embeddings.float does not hold one vector per text');
-        embeddings.push(...vectors);
-        inputTokens += billedTokens(body, texts);
-      }
-      return { embeddings, usage: { inputTokens } };
+        return { embeddings: vectors, inputTokens: billedTokens(body, texts) };
+      });
     },
   };
 }

@@ -4,6 +4,7 @@
  * that share the call's deadline.
  */
 import { UpstreamError } from '../../domain/errors';
+import { embedInBatches } from '../embedding-batches';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingResult, ProviderOptions } from '../types';
 
@@ -29,24 +30,18 @@ export function createVoyageEmbedding(options: ProviderOptions, upstreamModel: s
     async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
       const apiKey = options.apiKey;
       if (!apiKey) throw new UpstreamError(`${provider} is not configured (no API key)`, { kind: 'not_configured', provider });
-      const deadline = Date.now() + (ctx.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-      const embeddings: number[][] = [];
-      let inputTokens = 0;
-      for (let start = 0; start < req.input.length; start += MAX_TEXTS_PER_CALL) {
-        const input = req.input.slice(start, start + MAX_TEXTS_PER_CALL);
+      return embedInBatches(req.input, { batchSize: MAX_TEXTS_PER_CALL, ctx, defaultTimeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS }, async (input, timeoutMs) => {
         const { body } = await upstreamJson<VoyageEmbeddingsResponse>(provider, url, {
           method: 'POST',
           headers: { ...(options.headers ?? {}), authorization: `Bearer ${apiKey}`, accept: 'application/json' },
           json: { input, model: upstreamModel, ...(req.dimensions !== undefined ? { output_dimension: req.dimensions } : {}) },
           signal: ctx.signal,
-          timeoutMs: Math.max(1, deadline - Date.now()),
+          timeoutMs,
         });
         const data = body?.data;
         expectShape(provider, isEmbeddingList(data, input.length), 'data does not hold one embedding per input');
-        embeddings.push(...[...data].sort((a, b) => a.index - b.index).map((d) => d.embedding));
-        inputTokens += usedTokens(body, input);
-      }
-      return { embeddings, usage: { inputTokens } };
+        return { embeddings: [...data].sort((a, b) => a.index - b.index).map((d) => d.embedding), inputTokens: usedTokens(body, input) };
+      });
     },
   };
 }
