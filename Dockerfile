@@ -15,4 +15,4 @@ COPY --from=build /app/catalog ./catalog
 COPY package.json tsconfig.json ./
 USER node
 EXPOSE 8080
-CMD ["node", "dist/api/main.js"]
+CMD ["node", "dist/main/api.js"]

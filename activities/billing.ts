@@ -1,7 +1,7 @@
 /** The monthly grant's batch activity: one keyset page of workspaces on a plan, each granted once per cycle. */
 import { Context } from '@temporalio/activity';
 import { grantCycleBatch } from '../domain/plan-grants';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 
 export interface GrantBatchInput {
   cycle: string;

@@ -7,10 +7,10 @@
 import { activityInfo, Context } from '@temporalio/activity';
 import { cycleOf } from '../domain/billing-cycle';
 import { alertPresence } from '../domain/budget-alerts';
-import { log } from '../lib/log';
-import { budgetWatcherId, SPEND_CHANGED_SIGNAL, type SpendChanged } from '../workflows/budget-signals';
-import { WorkspaceIdKey } from '../workflows/search-attributes';
-import type { ActivityDeps } from './index';
+import { log } from '../core/log';
+import { budgetWatcherId, SPEND_CHANGED_SIGNAL, type SpendChanged } from '../workflows/contracts';
+import { WorkspaceIdKey } from '../workflows/contracts';
+import type { ActivityDeps } from './deps';
 
 export async function signalBudgetWatcher(deps: ActivityDeps, workspaceId: string): Promise<{ signalled: boolean }> {
   if (!(await alertPresence.has(deps.db, workspaceId))) return { signalled: false };

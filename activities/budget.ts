@@ -7,9 +7,9 @@ import { cycleOf } from '../domain/billing-cycle';
 import { alertPresence } from '../domain/budget-alerts';
 import { dueAlertDeliveries, type DueDelivery } from '../domain/budget-evaluation';
 import { deliverBudgetAlert, type DeliveryOutcome } from '../domain/alert-delivery';
-import { WorkspaceIdKey } from '../workflows/search-attributes';
-import { budgetWatcherId, SPEND_CHANGED_SIGNAL, type SpendChanged } from '../workflows/budget-signals';
-import type { ActivityDeps } from './index';
+import { WorkspaceIdKey } from '../workflows/contracts';
+import { budgetWatcherId, SPEND_CHANGED_SIGNAL, type SpendChanged } from '../workflows/contracts';
+import type { ActivityDeps } from './deps';
 import { signalBudgetWatcher } from './budget-signal';
 
 export function createBudgetActivities(deps: ActivityDeps) {

@@ -3,7 +3,7 @@
  * embeddings) travel through object storage; small ones inline. Temporal payloads stay well under its
  * blob limits either way.
  */
-import type { ObjectStorage } from '../lib/storage';
+import type { ObjectStorage } from '../infra/storage';
 
 /** Inline up to this many bytes of JSON; larger goes to object storage. */
 export const INLINE_PAYLOAD_LIMIT = 256 * 1024;

@@ -4,15 +4,15 @@
  * so the workflow (and then the API) sees the same error class.
  */
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
-import { GatewayError, InternalError, InvalidRequestError, NotFoundError, PermissionDeniedError, UpstreamError } from '../domain/errors';
+import { GatewayError, InternalError, InvalidRequestError, NotFoundError, PermissionDeniedError, UpstreamError } from '../core/errors';
 import { failRequest, settleRequest, type UsageRecord } from '../domain/request-accounting';
 import { refund, reserve } from '../domain/ledger';
-import { toApplicationFailure } from '../lib/temporal-errors';
-import type { ActivityDeps } from './index';
+import { toApplicationFailure } from './failures';
+import type { ActivityDeps } from './deps';
 import { chatCost } from '../catalog/pricing';
-import { handlerFor } from './model-calls';
+import { handlerFor } from '../endpoints';
 import { signalBudgetWatcherQuietly } from './budget-signal';
-import type { CallOutcome, Endpoint } from './model-calls/types';
+import type { CallOutcome, Endpoint } from '../endpoints/types';
 import { loadPayload, storePayload, type PayloadRef } from './request-io';
 import type { SimulationDirective } from '../providers/types';
 

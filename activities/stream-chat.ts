@@ -6,17 +6,17 @@
  */
 import { activityInfo, ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { chatCost } from '../catalog/pricing';
-import type { ChatCompletionBody } from '../api/schemas/chat-completions';
-import type { StreamRegistry } from '../api/streaming/registry';
-import { fileReferences, inlineReferencedFiles } from '../domain/chat/file-references';
-import { promptCharacters, toChatRequest } from '../domain/chat/request';
-import { chunkObject, openAIFinishReason, usageObject } from '../domain/chat/response';
-import { estimateTokens } from '../domain/chat/tokens';
-import { GatewayError, InternalError, NotFoundError, UpstreamError } from '../domain/errors';
-import { microToCredits } from '../domain/money';
-import { toApplicationFailure } from '../lib/temporal-errors';
+import type { ChatCompletionBody } from '../endpoints/chat/body';
+import type { StreamRegistry } from './stream-registry';
+import { fileReferences, inlineReferencedFiles } from '../endpoints/chat/file-references';
+import { promptCharacters, toChatRequest } from '../endpoints/chat/request';
+import { chunkObject, openAIFinishReason, usageObject } from '../endpoints/chat/response';
+import { estimateTokens } from '../endpoints/chat/tokens';
+import { GatewayError, InternalError, NotFoundError, UpstreamError } from '../core/errors';
+import { microToCredits } from '../core/money';
+import { toApplicationFailure } from './failures';
 import type { ChatStreamPart, FinishReason, SimulationDirective } from '../providers/types';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 import { loadPayload, type PayloadRef } from './request-io';
 import { retryDelayMs } from './requests';
 

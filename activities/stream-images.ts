@@ -7,8 +7,8 @@
  * final event is written by the API from the workflow's settled result.
  */
 import { activityInfo, ApplicationFailure, heartbeat } from '@temporalio/activity';
-import type { StreamRegistry } from '../api/streaming/registry';
-import type { ActivityDeps } from './index';
+import type { StreamRegistry } from './stream-registry';
+import type { ActivityDeps } from './deps';
 import { createRequestActivities, type CallInput, type CallResult } from './requests';
 
 export interface ImageProgressCallInput extends CallInput {

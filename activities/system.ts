@@ -1,4 +1,4 @@
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 
 /** Activities that prove the path from API to worker to the stores and back. */
 export function createSystemActivities(deps: Pick<ActivityDeps, 'db' | 'catalog'>) {

@@ -9,14 +9,14 @@ import { Readable } from 'node:stream';
 import { validateModelParams } from '../catalog/params';
 import { videoCost } from '../catalog/pricing';
 import type { ModelRecord } from '../catalog/types';
-import { GatewayError, InternalError, InvalidRequestError, NotFoundError, PermissionDeniedError, UpstreamError } from '../domain/errors';
+import { GatewayError, InternalError, InvalidRequestError, NotFoundError, PermissionDeniedError, UpstreamError } from '../core/errors';
 import type { UsageRecord } from '../domain/request-accounting';
 import {
   completeVideoJob, failVideoJob, isVideoJobOpen, markVideoJobProcessing, recordVideoProgress, type StoredVideo, type VideoJobError, type VideoJobSpec,
 } from '../domain/video-jobs';
-import { toApplicationFailure } from '../lib/temporal-errors';
+import { toApplicationFailure } from './failures';
 import type { SimulationDirective, VideoModelAdapter, VideoSubmitRequest } from '../providers/types';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 import { signalBudgetWatcherQuietly } from './budget-signal';
 import { retryDelayMs } from './requests';
 

@@ -4,25 +4,25 @@
  */
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { AppDeps, GatewayState } from './context';
-import { errorMiddleware } from './middleware/errors';
-import { requestIdMiddleware } from './middleware/request-id';
-import { ipLimitMiddleware } from './middleware/ip-limit';
-import { authMiddleware } from './middleware/auth';
-import { healthRouter } from './routes/health';
-import { modelsRouter } from './routes/models';
-import { pingRouter } from './routes/ping';
-import { fallbackChainsRouter } from './routes/fallback-chains';
-import { chatRouter } from './routes/chat';
-import { embeddingsRouter } from './routes/embeddings';
-import { imagesRouter } from './routes/images';
-import { audioRouter } from './routes/audio';
-import { musicRouter } from './routes/music';
-import { keyQuotaMiddleware } from './middleware/key-quotas';
-import { billingRouter } from './routes/billing';
-import { budgetAlertsRouter } from './routes/budget-alerts';
-import { filesRouter } from './routes/files';
-import { videoGenerationsRouter, videoJobsRouter } from './routes/videos';
+import type { AppDeps, GatewayState } from './http/context';
+import { errorMiddleware } from './http/errors';
+import { requestIdMiddleware } from './http/request-id';
+import { ipLimitMiddleware } from './http/ip-limit';
+import { authMiddleware } from './http/auth';
+import { healthRouter } from './system/health';
+import { modelsRouter } from './models/routes';
+import { pingRouter } from './system/ping';
+import { fallbackChainsRouter } from './fallback-chains/routes';
+import { chatRouter } from './chat/routes';
+import { embeddingsRouter } from './embeddings/routes';
+import { imagesRouter } from './images/routes';
+import { audioRouter } from './audio/routes';
+import { musicRouter } from './music/routes';
+import { keyQuotaMiddleware } from './http/key-quotas';
+import { billingRouter } from './billing/routes';
+import { budgetAlertsRouter } from './billing/budget-alerts';
+import { filesRouter } from './files/routes';
+import { videoGenerationsRouter, videoJobsRouter } from './videos/routes';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });

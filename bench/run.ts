@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../config/env';
-import { repoRoot } from '../lib/paths';
+import { repoRoot } from '../core/paths';
 import { resolveStack } from '../stack';
 import { freePort, stopAllProcesses } from '../stack/processes';
 import { percentile, runLoad, type LoadResult } from './load';

@@ -4,8 +4,8 @@
  */
 import { loadConfig } from '../config/env';
 import { createApiKey, createWorkspace } from '../domain/workspaces';
-import { startRuntime } from '../lib/runtime';
-import { runUntilSignal } from '../lib/process-lifecycle';
+import { startRuntime } from '../main/runtime';
+import { runUntilSignal } from '../main/process-lifecycle';
 
 runUntilSignal('bench-gateway', async () => {
   const config = loadConfig();

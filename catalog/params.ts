@@ -3,7 +3,7 @@
  * `defaults`. Endpoint schemas check the common shape first; this decides what one model takes.
  * Pure (no I/O) so both the API and workflows may call it.
  */
-import { InvalidRequestError } from '../domain/errors';
+import { InvalidRequestError } from '../core/errors';
 import type { ModelRecord, ParamRule } from './types';
 
 /** The request field `size` is governed by the record's `supported_sizes` (the public name). */

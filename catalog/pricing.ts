@@ -6,7 +6,7 @@
  *
  * Pure and dependency-free (apart from the error classes) so workflows may import it.
  */
-import { InternalError } from '../domain/errors';
+import { InternalError } from '../core/errors';
 import type { ModelRecord } from './types';
 
 export const MICRO_PER_CREDIT = 1_000_000;

@@ -4,7 +4,7 @@
  * rules, capabilities that agree with the parameters).
  */
 import Ajv from 'ajv';
-import { InvalidRequestError } from '../domain/errors';
+import { InvalidRequestError } from '../core/errors';
 import schema from './model-record.schema.json';
 import { validateModelParams } from './params';
 import { creditsToMicro, imageUnitPrice } from './pricing';

@@ -8,9 +8,9 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config/env';
 import { cycleOf, isCycle } from '../domain/billing-cycle';
 import { budgetAlertView, createBudgetAlert, deleteBudgetAlert, listBudgetAlerts, type AlertChannels } from '../domain/budget-alerts';
-import { microToCredits } from '../domain/money';
+import { microToCredits } from '../core/money';
 import { listPlans, setWorkspacePlan } from '../domain/plans';
-import { MONTHLY_GRANT_SCHEDULE_ID, runGrantCycle } from '../lib/grant-schedule';
+import { MONTHLY_GRANT_SCHEDULE_ID, runGrantCycle } from '../worker/grant-schedule';
 import { parseFlags, UsageError } from './args';
 
 type Command = (db: Knex, argv: string[]) => Promise<unknown>;

@@ -5,13 +5,13 @@
 import type { Knex } from 'knex';
 import { loadConfig } from '../config/env';
 import { createDb } from '../db/connection';
-import { GatewayError } from '../domain/errors';
+import { GatewayError } from '../core/errors';
 import { getBalance, topUp } from '../domain/ledger';
-import { creditsToMicro, microToCredits } from '../domain/money';
+import { creditsToMicro, microToCredits } from '../core/money';
 import { seedCatalog, setModelEnabled, upsertOperatorModel } from '../domain/model-catalog';
 import { createApiKey, createWorkspace, listFallbackChains, revokeApiKey, setFallbackChain, type Role } from '../domain/workspaces';
 import { loadCatalogFiles, validateModelRecord } from '../catalog/load';
-import { prepareDatabase } from '../lib/runtime';
+import { prepareDatabase } from '../domain/database-setup';
 import { devDatabaseUrl } from '../stack/attach';
 import { parseFlags, UsageError } from './args';
 import { BILLING_COMMANDS } from './billing-commands';

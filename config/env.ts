@@ -3,7 +3,7 @@
  * half of an S3 configuration stops the process with a clear message instead of failing later.
  */
 import Ajv from 'ajv';
-import { repoRoot as defaultRepoRoot } from '../lib/paths';
+import { repoRoot as defaultRepoRoot } from '../core/paths';
 
 export interface GatewayConfig {
   port: number;

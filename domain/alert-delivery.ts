@@ -7,8 +7,8 @@
  * time, so a corrected address or URL is used by the next retry, and a deleted alert stops retrying.
  */
 import type { Knex } from 'knex';
-import { postChatMessage, type WebhookOptions } from '../lib/notify/chat-webhook';
-import { sendEmail, type EmailSettings } from '../lib/notify/email';
+import { postChatMessage, type WebhookOptions } from '../infra/notify/chat-webhook';
+import { sendEmail, type EmailSettings } from '../infra/notify/email';
 import { alertChatMessage, alertEmail } from './alert-messages';
 import { toBudgetAlert } from './budget-alerts';
 import type { DueDelivery } from './budget-evaluation';

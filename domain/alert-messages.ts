@@ -1,6 +1,6 @@
 /** How a budget alert reads in an e-mail and in a chat message. Pure formatting of the payload. */
-import type { EmailMessage } from '../lib/notify/email';
-import type { ChatMessage } from '../lib/notify/chat-webhook';
+import type { EmailMessage } from '../infra/notify/email';
+import type { ChatMessage } from '../infra/notify/chat-webhook';
 import type { BudgetAlertPayload } from './budget-evaluation';
 
 function thresholdText(p: BudgetAlertPayload): string {

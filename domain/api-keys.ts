@@ -3,7 +3,7 @@
  * entropy makes a slow hash unnecessary); lookups go by hash and the match is re-checked in constant time.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { randomBase62 } from './ids';
+import { randomBase62 } from '../core/ids';
 
 export const API_KEY_PREFIX = 'sk-gw-';
 const SECRET_LENGTH = 43; // 43 base62 chars ~ 256 bits

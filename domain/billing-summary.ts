@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { cycleSpendMicro } from './budget-evaluation';
 import { getBalance } from './ledger';
-import { microToCredits } from './money';
+import { microToCredits } from '../core/money';
 import { planOfWorkspace } from './plans';
 
 export async function billingSummary(db: Knex, opts: { workspaceId: string; cycle: string }) {

@@ -5,9 +5,9 @@
  */
 import type { Knex } from 'knex';
 import { audit } from './audit';
-import { InvalidRequestError, NotFoundError } from './errors';
-import { newId } from './ids';
-import { creditsToMicro, microToCredits } from './money';
+import { InvalidRequestError, NotFoundError } from '../core/errors';
+import { newId } from '../core/ids';
+import { creditsToMicro, microToCredits } from '../core/money';
 import { getWorkspace } from './workspaces';
 
 export type ThresholdType = 'credits' | 'percent';

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { cycleEnd, cycleStart } from './billing-cycle';
 import { toBudgetAlert, type BudgetAlert, type ChannelName, CHANNEL_NAMES, type ThresholdType } from './budget-alerts';
 import { getBalance } from './ledger';
-import { microToCredits } from './money';
+import { microToCredits } from '../core/money';
 import { planOfWorkspace, type Plan } from './plans';
 
 export interface BudgetAlertPayload {

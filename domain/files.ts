@@ -5,9 +5,9 @@
  * survives only in the audit log.
  */
 import type { Knex } from 'knex';
-import type { ObjectStorage } from '../lib/storage';
+import type { ObjectStorage } from '../infra/storage';
 import { audit } from './audit';
-import { NotFoundError, PayloadTooLargeError } from './errors';
+import { NotFoundError, PayloadTooLargeError } from '../core/errors';
 
 export const FILE_PURPOSES = ['assistants', 'vision', 'user_data', 'batch'] as const;
 export type FilePurpose = (typeof FILE_PURPOSES)[number];

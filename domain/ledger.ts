@@ -10,7 +10,7 @@
  * db/migrations/20261122220000_ledger_functions.ts; grants, topups and expiry run here.
  */
 import type { Knex } from 'knex';
-import { InsufficientCreditsError, PermissionDeniedError } from './errors';
+import { InsufficientCreditsError, PermissionDeniedError } from '../core/errors';
 
 /** A knex handle or a transaction: inside a caller's transaction each operation nests as a savepoint. */
 export type Db = Knex | Knex.Transaction;

@@ -1,7 +1,7 @@
 /** Subscription plans (seeded from db/seeds/plans.ts) and the plan a workspace is on. */
 import type { Knex } from 'knex';
 import { audit } from './audit';
-import { NotFoundError } from './errors';
+import { NotFoundError } from '../core/errors';
 import { getWorkspace } from './workspaces';
 
 export interface Plan {

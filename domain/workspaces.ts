@@ -2,10 +2,10 @@
 import type { Knex } from 'knex';
 import { generateApiKey, API_KEY_PREFIX } from './api-keys';
 import { audit } from './audit';
-import { InvalidRequestError, NotFoundError } from './errors';
-import { newId } from './ids';
+import { InvalidRequestError, NotFoundError } from '../core/errors';
+import { newId } from '../core/ids';
 import { topUp } from './ledger';
-import { creditsToMicro } from './money';
+import { creditsToMicro } from '../core/money';
 
 export type Role = 'owner' | 'admin' | 'developer' | 'billing' | 'viewer';
 export const ROLES: readonly Role[] = ['owner', 'admin', 'developer', 'billing', 'viewer'];

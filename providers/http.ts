@@ -2,7 +2,7 @@
  * Shared HTTP plumbing for provider adapters: one place that turns transport failures and non-2xx
  * answers into classified UpstreamErrors, plus an SSE reader. Adapters never classify errors themselves.
  */
-import { UpstreamError } from '../domain/errors';
+import { UpstreamError } from '../core/errors';
 
 export interface UpstreamRequest {
   method?: string;

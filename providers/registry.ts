@@ -3,7 +3,7 @@
  * and the env vars holding its credentials (`<PREFIX>_API_KEY`, `<PREFIX>_BASE_URL`). A new
  * OpenAI-compatible host is one row here plus its models in catalog/models.
  */
-import { UpstreamError } from '../domain/errors';
+import { UpstreamError } from '../core/errors';
 import { createAnthropicProvider } from './anthropic';
 import { createBflProvider } from './bfl';
 import { createCohereProvider } from './cohere';
@@ -12,7 +12,6 @@ import { createGoogleProvider } from './google';
 import { createLumaProvider } from './luma';
 import { createOpenAICompatibleProvider, type OpenAICompatibleOptions } from './openai-compatible';
 import { createRunwayProvider } from './runway';
-import { createSimulatedProvider } from './simulated';
 import { createStabilityProvider } from './stability';
 import { createStabilityAudioProvider } from './stability-audio';
 import type { Provider, ProviderOptions } from './types';
@@ -54,7 +53,10 @@ export const PROVIDER_HOSTS: HostEntry[] = [
   { id: 'simulated', family: 'simulated', envPrefix: 'SIMULATED', defaultBaseUrl: 'simulated://local' },
 ];
 
-const FACTORIES: Record<Family, (options: ProviderOptions & Record<string, unknown>) => Provider> = {
+export type ProviderFactory = (options: ProviderOptions & Record<string, unknown>) => Provider;
+
+/** Wire families that ship with this module; `simulated` is plugged in by the wiring (main/providers.ts). */
+const FACTORIES: Record<Exclude<Family, 'simulated'>, ProviderFactory> = {
   'openai-compatible': createOpenAICompatibleProvider,
   anthropic: createAnthropicProvider,
   google: createGoogleProvider,
@@ -66,7 +68,6 @@ const FACTORIES: Record<Family, (options: ProviderOptions & Record<string, unkno
   runway: createRunwayProvider,
   luma: createLumaProvider,
   elevenlabs: createElevenLabsProvider,
-  simulated: createSimulatedProvider,
 };
 
 export class ProviderRegistry {
@@ -77,8 +78,15 @@ export class ProviderRegistry {
   }
 
   /** Builds every host from the environment (`<PREFIX>_API_KEY`, `<PREFIX>_BASE_URL`, `<PREFIX>_TIMEOUT_MS`). */
-  static fromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Record<string, Partial<ProviderOptions>> = {}): ProviderRegistry {
-    return new ProviderRegistry(PROVIDER_HOSTS.map((host) => {
+  static fromEnv(
+    env: NodeJS.ProcessEnv = process.env,
+    overrides: Record<string, Partial<ProviderOptions>> = {},
+    plugins: Partial<Record<Family, ProviderFactory>> = {},
+  ): ProviderRegistry {
+    const factories: Partial<Record<Family, ProviderFactory>> = { ...FACTORIES, ...plugins };
+    return new ProviderRegistry(PROVIDER_HOSTS.flatMap((host) => {
+      const factory = factories[host.family];
+      if (!factory) return [];
       const options = {
         id: host.id,
         baseUrl: env[`${host.envPrefix}_BASE_URL`] || host.defaultBaseUrl,
@@ -87,7 +95,7 @@ export class ProviderRegistry {
         ...(host.extra ?? {}),
         ...(overrides[host.id] ?? {}),
       };
-      return FACTORIES[host.family](options as ProviderOptions & Record<string, unknown>);
+      return [factory(options as ProviderOptions & Record<string, unknown>)];
     }));
   }
 

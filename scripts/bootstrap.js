@@ -11,10 +11,10 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const commands = {
-  start: 'dist/scripts/start.js',
+  start: 'dist/main/start.js',
   test: 'dist/scripts/test.js',
-  api: 'dist/api/main.js',
-  worker: 'dist/worker/main.js',
+  api: 'dist/main/api.js',
+  worker: 'dist/main/worker.js',
   cli: 'dist/cli/gateway.js',
   bench: 'dist/bench/run.js',
 };

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { loadConfig } from '../config/env';
-import { repoRoot } from '../lib/paths';
+import { repoRoot } from '../core/paths';
 import { ensureGoTool, MINIO, TEMPORAL_CLI } from '../stack/go-tools';
 
 const config = loadConfig();

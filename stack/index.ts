@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GatewayConfig } from '../config/env';
-import type { StorageConfig } from '../lib/storage';
+import type { StorageConfig } from '../infra/storage';
 import { ensureGoTool, MINIO, TEMPORAL_CLI } from './go-tools';
 import { startMinio } from './minio';
 import { ensurePostgres } from './postgres';

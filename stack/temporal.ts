@@ -1,6 +1,6 @@
 /** Starts the Temporal CLI's dev server bound to 127.0.0.1, with the gateway's search attributes. */
 import path from 'node:path';
-import { GATEWAY_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { GATEWAY_SEARCH_ATTRIBUTES } from '../workflows/contracts';
 import { isPortOpen, startProcess, waitUntil, type ManagedProcess } from './processes';
 
 export interface TemporalDevServer {

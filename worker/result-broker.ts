@@ -5,7 +5,7 @@
  */
 import type { InjectedSinks } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
-import { gatewayErrorFromJSON, type SerializedGatewayError } from '../domain/errors';
+import { gatewayErrorFromJSON, type SerializedGatewayError } from '../core/errors';
 import type { ResultSinks } from '../workflows/result-sinks';
 
 interface Waiter {

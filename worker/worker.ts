@@ -6,7 +6,7 @@ import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleW
 import path from 'node:path';
 import type { ActivityDeps } from '../activities';
 import { createActivities, createStreamActivities } from '../activities';
-import type { StreamRegistry } from '../api/streaming/registry';
+import type { StreamRegistry } from '../activities/stream-registry';
 import type { ResultBroker } from './result-broker';
 
 let bundlePromise: Promise<WorkflowBundleWithSourceMap> | null = null;

@@ -15,8 +15,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { GatewayActivities } from '../activities';
 import type { DueDelivery } from '../domain/budget-evaluation';
 import { budgetAlertDeliveryWorkflow } from './budget-alert-delivery';
-import { WorkspaceIdKey } from './search-attributes';
-import { alertDeliveryWorkflowId, SPEND_CHANGED_SIGNAL, WATCHER_STATUS_QUERY, type SpendChanged } from './budget-signals';
+import { WorkspaceIdKey } from './contracts';
+import { alertDeliveryWorkflowId, SPEND_CHANGED_SIGNAL, WATCHER_STATUS_QUERY, type SpendChanged } from './contracts';
 
 const budget = proxyActivities<GatewayActivities>({
   startToCloseTimeout: '30 seconds',

@@ -5,7 +5,7 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { GatewayActivities } from '../activities';
-import type { Endpoint } from '../activities/model-calls/types';
+import type { Endpoint } from '../endpoints/types';
 import type { PayloadRef } from '../activities/request-io';
 import type { CallResult } from '../activities/requests';
 import type { SimulationDirective } from '../providers/types';

@@ -4,14 +4,14 @@
  * workspace row, checks the storage limit and inserts the record (completing the Idempotency-Key claim);
  * a failed or refused commit deletes the stored object, so nothing is ever half-written.
  */
-import { ConflictError, InvalidRequestError, PayloadTooLargeError } from '../../domain/errors';
+import { ConflictError, InvalidRequestError, PayloadTooLargeError } from '../../core/errors';
 import { commitFile, FILE_PURPOSES, fileStorageKey, findFile, fileNotFound, isFilePurpose, storageLimitExceeded, storageUsage, toFileObject, type FileObject } from '../../domain/files';
-import { newId } from '../../domain/ids';
+import { newId } from '../../core/ids';
 import type { Role } from '../../domain/workspaces';
-import type { AppDeps, GatewayContext } from '../context';
-import { readIdempotencyKey } from '../idempotency';
-import { requireRole } from '../middleware/roles';
-import { claimUploadKey, uploadBodyHash, type CompletedUploadKey, type OwnedUploadKey } from './idempotency';
+import type { AppDeps, GatewayContext } from '../http/context';
+import { readIdempotencyKey } from '../../domain/idempotency';
+import { requireRole } from '../http/roles';
+import { claimUploadKey, uploadBodyHash, type CompletedUploadKey, type OwnedUploadKey } from '../../domain/upload-idempotency';
 import { discardRest, isMultipart, receiveUpload, type ReceivedUpload } from './upload';
 
 /** Viewers have read-only access: they may list and read files, not upload or delete them. */

@@ -9,9 +9,9 @@ import busboy from 'busboy';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { GatewayError, InvalidRequestError } from '../../domain/errors';
-import { sanitizeFilename } from '../../domain/filenames';
-import { mediaTypeForFile } from '../../domain/media-types';
+import { GatewayError, InvalidRequestError } from '../../core/errors';
+import { sanitizeFilename } from '../../core/filenames';
+import { mediaTypeForFile } from '../../core/media-types';
 
 export interface ReceivedUpload {
   fields: Record<string, string>;

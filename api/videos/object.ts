@@ -3,9 +3,9 @@
  * given in `expires_at`), so every poll gets a fresh link to our own copy of the video, which stays as long
  * as the job does, unlike the provider's temporary URL.
  */
-import { microToCredits } from '../../domain/money';
+import { microToCredits } from '../../core/money';
 import type { VideoJob } from '../../domain/video-jobs';
-import type { ObjectStorage } from '../../lib/storage';
+import type { ObjectStorage } from '../../infra/storage';
 
 export const SIGNED_URL_SECONDS = 24 * 3600;
 

@@ -1,11 +1,11 @@
 /**
- * The reference image of an image-to-video request: `image_url` (fetched with lib/safe-fetch: public
+ * The reference image of an image-to-video request: `image_url` (fetched with infra/safe-fetch: public
  * addresses only, bounded size and time) or `image_base64` (raw base64 or a data: URL). Either way the
  * bytes must really be a PNG, JPEG, WebP or GIF. Bad input is a 400 naming the parameter.
  */
-import { InvalidRequestError } from '../../domain/errors';
-import { sniffImageType } from '../../domain/media-types';
-import { safeFetch, SafeFetchError, type FetchRefusal } from '../../lib/safe-fetch';
+import { InvalidRequestError } from '../../core/errors';
+import { sniffImageType } from '../../core/media-types';
+import { safeFetch, SafeFetchError, type FetchRefusal } from '../../infra/safe-fetch';
 
 export const MAX_REFERENCE_IMAGE_BYTES = 10 * 1024 * 1024;
 const FETCH_TIMEOUT_MS = 10_000;

@@ -3,7 +3,7 @@
  * keys that set none; higher tiers roll unused plan credits over, up to a cap.
  */
 import type { Knex } from 'knex';
-import { creditsToMicro } from '../../domain/money';
+import { creditsToMicro } from '../../core/money';
 
 export interface PlanSeed {
   id: string;

@@ -2,7 +2,7 @@
  * Translates OpenAI-style content parts into Anthropic content blocks: text, images (inline base64 or
  * by URL) and documents (PDF or plain text sent as `file` parts).
  */
-import { InvalidRequestError } from '../../domain/errors';
+import { InvalidRequestError } from '../../core/errors';
 import type { ChatContentPart } from '../types';
 import type { AnthropicContentBlock } from './wire';
 

@@ -2,7 +2,7 @@
  * Anthropic's Messages API (`POST /v1/messages`) as a chat provider. Authenticates with `x-api-key` and
  * pins `anthropic-version`; hosts that need more (beta flags) pass them as extra headers.
  */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import type { Provider, ProviderOptions } from '../types';
 import { createAnthropicChat, type AnthropicEndpoint } from './chat';
 

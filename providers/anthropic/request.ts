@@ -3,7 +3,7 @@
  * messages become the top-level `system`; tool results travel as `tool_result` blocks in a user turn;
  * consecutive turns of one role are merged because the API wants user and assistant to alternate.
  */
-import { InvalidRequestError } from '../../domain/errors';
+import { InvalidRequestError } from '../../core/errors';
 import type { ChatMessage, ChatRequest, ChatTool, ChatToolCall, ChatToolChoice } from '../types';
 import { contentToBlocks, contentToText } from './content';
 import { JSON_TOOL_NAME, planJsonTool, type JsonToolPlan } from './json-mode';

@@ -3,7 +3,7 @@
  * message_stop, ping, error) into the gateway's stream parts. Tool calls are numbered among tool blocks
  * only, as OpenAI clients expect; the JSON-mode tool streams as text.
  */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import { classifyHttpFailure, parseSseJson, type SseEvent } from '../http';
 import type { ChatStreamPart } from '../types';
 import { JSON_TOOL_NAME, jsonAnswerText, type JsonToolPlan } from './json-mode';

@@ -4,7 +4,7 @@
  * submission, the polls and the download share one deadline (the call's timeout), so a task that stays
  * `Pending` ends as a `timeout` rather than holding the attempt forever. n images are n tasks.
  */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import { expectShape, transportError, upstreamBytes, upstreamJson } from '../http';
 import type { CallContext, GeneratedImage, ImageGenerateRequest, ImageModelAdapter, ImageResult, ProviderOptions } from '../types';
 import { buildTaskBody, taskBodyFor } from './request';

@@ -2,7 +2,7 @@
  * Cohere embeddings: `POST /v2/embed` with float vectors requested explicitly. Cohere takes at most 96
  * texts a call, so larger inputs go out in consecutive batches that share the call's deadline.
  */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import { embedInBatches } from '../embedding-batches';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingResult, ProviderOptions } from '../types';

@@ -3,7 +3,7 @@
  * audio bytes. Our formats map onto ElevenLabs' `codec_samplerate[_bitrate]` names; the ones ElevenLabs
  * cannot produce (flac, aac) are refused before anything is sent.
  */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import { expectShape, upstreamBytes } from '../http';
 import type { CallContext, ProviderOptions, SpeechFormat, SpeechModelAdapter, SpeechRequest, SpeechResult } from '../types';
 import { isWav, pcmSeconds, wavFromPcm, wavSeconds } from './audio';

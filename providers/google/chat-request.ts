@@ -3,7 +3,7 @@
  * messages become `systemInstruction`, turns become user/model contents (consecutive turns of one role
  * merged), tool results become `functionResponse` parts named after the call they answer.
  */
-import { InvalidRequestError } from '../../domain/errors';
+import { InvalidRequestError } from '../../core/errors';
 import type { ChatContentPart, ChatMessage, ChatRequest, ChatTool, ChatToolCall } from '../types';
 import { audioMediaType, guessMediaType, parseDataUrl } from './media';
 import { requiresThoughtSignatures, signatureFromToolCallId, SKIP_SIGNATURE_VALIDATION } from './tool-call-ids';

@@ -1,5 +1,5 @@
 /** The Gemini chat adapter: `:generateContent`, and `:streamGenerateContent?alt=sse` for streams. */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import { classifyHttpFailure, parseSseJson, readSse, upstreamFetch, upstreamJson } from '../http';
 import type { CallContext, ChatModelAdapter, ChatRequest, ChatResult, ChatStreamPart, FinishReason } from '../types';
 import { buildGenerateContentRequest } from './chat-request';

@@ -2,7 +2,7 @@
  * One configured Gemini API host: URLs, the `x-goog-api-key` header and deadlines, shared by every
  * modality adapter of the family.
  */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import type { CallContext, ProviderOptions } from '../types';
 
 export class GoogleEndpoint {

@@ -3,7 +3,7 @@
  * `:generateContent` with image output, and also edit images given as input. The model id's prefix picks
  * the route.
  */
-import { InvalidRequestError, UpstreamError } from '../../domain/errors';
+import { InvalidRequestError, UpstreamError } from '../../core/errors';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, GeneratedImage, ImageEditRequest, ImageGenerateRequest, ImageModelAdapter, ImageResult, TokenUsage } from '../types';
 import { toTokenUsage } from './chat-response';

@@ -3,7 +3,7 @@
  * `GET /v1beta/<name>` polls it. Finished videos sit behind URIs that need the API key, so the poll
  * downloads them itself and returns the bytes.
  */
-import { InvalidRequestError } from '../../domain/errors';
+import { InvalidRequestError } from '../../core/errors';
 import { expectShape, upstreamBytes, upstreamJson } from '../http';
 import type { CallContext, VideoModelAdapter, VideoPollResult, VideoSubmitRequest } from '../types';
 import type { GoogleEndpoint } from './endpoint';

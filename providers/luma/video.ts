@@ -3,7 +3,7 @@
  * (state `queued`), `GET /dream-machine/v1/generations/{id}` reports `queued` / `dreaming` / `completed`
  * (with `assets.video`) / `failed` (with `failure_reason`). Luma reports no progress figure.
  */
-import { InvalidRequestError, UpstreamError } from '../../domain/errors';
+import { InvalidRequestError, UpstreamError } from '../../core/errors';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, VideoModelAdapter, VideoPollResult, VideoSubmitRequest } from '../types';
 

@@ -1,5 +1,5 @@
 /** Streamed chat completions: OpenAI's SSE chunks turned into ChatStreamParts. */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import { expectShape, extractErrorMessage, parseSseJson, readSse, upstreamFetch } from '../http';
 import type { CallContext, ChatStreamPart, FinishReason, TokenUsage } from '../types';
 import { contentText, mapFinishReason, mapUsage } from './chat-wire';

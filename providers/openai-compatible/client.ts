@@ -2,7 +2,7 @@
  * What every adapter of the family shares: the host's base URL and credentials, the per-call request
  * options (auth headers, deadline, cancellation), and the not-configured guard.
  */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import type { UpstreamRequest } from '../http';
 import type { CallContext, ProviderOptions } from '../types';
 

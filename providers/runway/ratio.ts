@@ -2,7 +2,7 @@
  * Runway names an output's shape by its pixel size (`ratio: "1280:720"`), where the gateway's public API
  * speaks of an aspect ratio plus a resolution tier. This module is the one translation between the two.
  */
-import { InvalidRequestError } from '../../domain/errors';
+import { InvalidRequestError } from '../../core/errors';
 
 const DEFAULT_ASPECT_RATIO = '16:9';
 const DEFAULT_TIER = '720p';

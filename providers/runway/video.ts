@@ -3,7 +3,7 @@
  * `{ id }`; `GET /v1/tasks/{id}` reports PENDING / THROTTLED / RUNNING (with `progress` 0..1) / SUCCEEDED
  * (with `output`, URLs that expire within 24-48 h) / FAILED (with `failure`, `failureCode`) / CANCELLED.
  */
-import { InvalidRequestError, UpstreamError } from '../../domain/errors';
+import { InvalidRequestError, UpstreamError } from '../../core/errors';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, VideoModelAdapter, VideoPollResult, VideoSubmitRequest } from '../types';
 import { runwayRatio } from './ratio';

@@ -6,7 +6,7 @@
  * audio/wav, plus `finish-reason` and `seed` headers). The alternative, `accept: application/json`, wraps
  * the same bytes in base64 inside JSON: a third larger on the wire and one more decode, for nothing we use.
  */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import { expectShape, upstreamBytes } from '../http';
 import type { CallContext, MusicModelAdapter, MusicRequest, MusicResult } from '../types';
 

@@ -4,7 +4,7 @@
  * `accept: image/*`, so the answer is the image bytes with `finish-reason` (SUCCESS, CONTENT_FILTERED)
  * and `seed` headers, rather than the same bytes base64-encoded in JSON. n images are n calls.
  */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import { expectShape, upstreamBytes } from '../http';
 import type {
   CallContext, GeneratedImage, ImageEditRequest, ImageGenerateRequest, ImageInputFile, ImageModelAdapter, ImageResult, ProviderOptions,

@@ -3,7 +3,7 @@
  * `index`. Voyage caps both texts and tokens per call, so larger inputs go out in consecutive batches
  * that share the call's deadline.
  */
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 import { embedInBatches } from '../embedding-batches';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingResult, ProviderOptions } from '../types';

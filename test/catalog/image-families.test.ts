@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { loadCatalogFiles } from '../../catalog/load';
 import { validateModelParams } from '../../catalog/params';
 import type { ModelRecord } from '../../catalog/types';
-import { InvalidRequestError } from '../../domain/errors';
+import { InvalidRequestError } from '../../core/errors';
 
 /**
  * The spec's per-family image parameters (POST /v1/images/generations) and the families that take them;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { loadCatalogFiles } from '../../catalog/load';
 import { allowedValues, supportedParamNames, validateModelParams } from '../../catalog/params';
 import type { ModelRecord } from '../../catalog/types';
-import { InvalidRequestError } from '../../domain/errors';
+import { InvalidRequestError } from '../../core/errors';
 
 function refusal(record: ModelRecord, params: Record<string, unknown>): InvalidRequestError {
   try {

@@ -5,7 +5,7 @@ import {
   speechCost, transcriptionCost, videoCost,
 } from '../../catalog/pricing';
 import type { ModelRecord } from '../../catalog/types';
-import { InternalError } from '../../domain/errors';
+import { InternalError } from '../../core/errors';
 
 describe('pricing', () => {
   const bySlug = new Map(loadCatalogFiles().map((r) => [r.slug, r]));

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { validateModelRecord } from '../../catalog/load';
 import type { ModelRecord } from '../../catalog/types';
-import { InvalidRequestError } from '../../domain/errors';
+import { InvalidRequestError } from '../../core/errors';
 
 function imageRecord(): ModelRecord {
   return {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { repoRoot } from '../../lib/paths';
+import { repoRoot } from '../../core/paths';
 import { getSharedStack } from '../support/stack';
 
 interface CliResult { code: number; stdout: string; stderr: string; json: any }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '../../config/env';
-import { repoRoot } from '../../lib/paths';
+import { repoRoot } from '../../core/paths';
 import { PROVIDER_HOSTS } from '../../providers/registry';
 
 /** docker-compose.yml is for users (no engine runs here): keep it in step with what the code reads. */

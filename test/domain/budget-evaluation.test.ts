@@ -4,7 +4,7 @@ import { cycleOf } from '../../domain/billing-cycle';
 import { createBudgetAlert } from '../../domain/budget-alerts';
 import { cycleSpendMicro, dueAlertDeliveries } from '../../domain/budget-evaluation';
 import { refund, reserve, settle } from '../../domain/ledger';
-import { creditsToMicro } from '../../domain/money';
+import { creditsToMicro } from '../../core/money';
 import { createWorkspace } from '../../domain/workspaces';
 import { openTestDb } from '../support/db';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Db } from '../../db/connection';
 import { getBalance, grantPlanCredits, ledgerSum, refund, reserve, settle, topUp } from '../../domain/ledger';
-import { InsufficientCreditsError, PermissionDeniedError } from '../../domain/errors';
+import { InsufficientCreditsError, PermissionDeniedError } from '../../core/errors';
 import { createApiKey, createWorkspace } from '../../domain/workspaces';
 import { openTestDb } from '../support/db';
 

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { grantCycleForWorkspace } from '../../domain/plan-grants';
 import { getPlan } from '../../domain/plans';
 import { ledgerSum, reserve, settle } from '../../domain/ledger';
-import { creditsToMicro } from '../../domain/money';
+import { creditsToMicro } from '../../core/money';
 import { createWorkspace } from '../../domain/workspaces';
 import { openTestDb } from '../support/db';
 

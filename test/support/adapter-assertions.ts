@@ -1,6 +1,6 @@
 /** Helpers for provider adapter tests: reading a stream whole, and catching the UpstreamError a call must raise. */
 import { expect } from 'chai';
-import { UpstreamError } from '../../domain/errors';
+import { UpstreamError } from '../../core/errors';
 
 export async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
   const parts: T[] = [];

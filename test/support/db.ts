@@ -1,6 +1,6 @@
 /** A knex handle on the shared test database, migrated and seeded like a real start. */
 import { createDb, type Db } from '../../db/connection';
-import { prepareDatabase } from '../../lib/runtime';
+import { prepareDatabase } from '../../domain/database-setup';
 import { getSharedStack } from './stack';
 
 export async function openTestDb(): Promise<Db> {

@@ -5,8 +5,8 @@
 import OpenAI from 'openai';
 import { loadConfig } from '../../config/env';
 import { createApiKey, createWorkspace, type ApiKeyQuotas, type Role } from '../../domain/workspaces';
-import { startRuntime, type Runtime } from '../../lib/runtime';
-import { ProviderRegistry } from '../../providers/registry';
+import { startRuntime, type Runtime } from '../../main/runtime';
+import { providersFromEnv } from '../../main/providers';
 import type { ProviderOptions } from '../../providers/types';
 import { getSharedStack } from './stack';
 
@@ -38,7 +38,7 @@ export async function startTestGateway(opts: {
   const config = { ...loadConfig(env), temporalTaskQueue: opts.taskQueue ?? `test-${Math.random().toString(36).slice(2, 10)}` };
   const runtime = await startRuntime({
     config, databaseUrl: stack.databaseUrl, temporalAddress: stack.temporalAddress, s3: stack.s3,
-    api: opts.api ?? true, worker: opts.worker ?? true, port: 0, providers: ProviderRegistry.fromEnv(env, opts.providerOverrides),
+    api: opts.api ?? true, worker: opts.worker ?? true, port: 0, providers: providersFromEnv(env, opts.providerOverrides),
   });
   const url = runtime.http?.url ?? '';
   return {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID, runGrantCycle } from '../../lib/grant-schedule';
+import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID, runGrantCycle } from '../../worker/grant-schedule';
 import { ledgerSum } from '../../domain/ledger';
-import { creditsToMicro } from '../../domain/money';
+import { creditsToMicro } from '../../core/money';
 import { createWorkspace } from '../../domain/workspaces';
 import { grantKeys } from '../../domain/plan-grants';
 import { startTestGateway, type TestGateway } from '../support/gateway';

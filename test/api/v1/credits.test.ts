@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { getBalance, ledgerSum } from '../../../domain/ledger';
-import { microToCredits } from '../../../domain/money';
+import { microToCredits } from '../../../core/money';
 import { topUp } from '../../../domain/ledger';
 import { startTestGateway, type TestGateway } from '../../support/gateway';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { repoRoot } from '../../../lib/paths';
+import { repoRoot } from '../../../core/paths';
 import { getSharedStack } from '../../support/stack';
 import { startTestGateway, type TestGateway } from '../../support/gateway';
 
@@ -91,7 +91,7 @@ describe('per-key quotas across two API processes', function () {
     const taskQueue = `two-process-${process.pid}`;
     gateway = await startTestGateway({ taskQueue });
     // A second, separate API process (no worker of its own) on the same database and task queue.
-    second = spawn(process.execPath, [path.join(repoRoot, 'dist', 'api', 'main.js')], {
+    second = spawn(process.execPath, [path.join(repoRoot, 'dist', 'main', 'api.js')], {
       cwd: repoRoot,
       env: {
         ...process.env, PORT: '0', DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue,

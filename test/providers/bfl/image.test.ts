@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { UpstreamError } from '../../../domain/errors';
+import { UpstreamError } from '../../../core/errors';
 import { createBflProvider } from '../../../providers/bfl';
 import type { ImageGenerateRequest } from '../../../providers/types';
 import { FakeUpstream, type RecordedRequest } from '../../support/fake-upstream';

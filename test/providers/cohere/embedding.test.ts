@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { UpstreamError } from '../../../domain/errors';
+import { UpstreamError } from '../../../core/errors';
 import { createCohereProvider } from '../../../providers/cohere';
 import { FakeUpstream, type RecordedRequest } from '../../support/fake-upstream';
 import embedResponse from './fixtures/embed-response.json';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { UpstreamError } from '../../../domain/errors';
+import { UpstreamError } from '../../../core/errors';
 import { createElevenLabsProvider } from '../../../providers/elevenlabs';
 import type { SpeechRequest } from '../../../providers/types';
 import { FakeUpstream } from '../../support/fake-upstream';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidRequestError } from '../../../domain/errors';
+import { InvalidRequestError } from '../../../core/errors';
 import { createGoogleProvider } from '../../../providers/google';
 import type { ChatRequest } from '../../../providers/types';
 import { FakeUpstream } from '../../support/fake-upstream';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidRequestError } from '../../../domain/errors';
+import { InvalidRequestError } from '../../../core/errors';
 import { createGoogleProvider } from '../../../providers/google';
 import { FakeUpstream } from '../../support/fake-upstream';
 import geminiImage from './fixtures/gemini-image.json';

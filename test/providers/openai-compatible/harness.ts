@@ -1,6 +1,6 @@
 /** Shared set-up for the openai-compatible adapter tests: a fake host and a provider pointed at it. */
 import { expect } from 'chai';
-import { UpstreamError, type UpstreamFailureKind } from '../../../domain/errors';
+import { UpstreamError, type UpstreamFailureKind } from '../../../core/errors';
 import { createOpenAICompatibleProvider, type OpenAICompatibleOptions } from '../../../providers/openai-compatible';
 import type { CallContext, Provider } from '../../../providers/types';
 import { FakeUpstream } from '../../support/fake-upstream';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidRequestError } from '../../../domain/errors';
+import { InvalidRequestError } from '../../../core/errors';
 import { runwayRatio } from '../../../providers/runway/ratio';
 
 describe('runwayRatio', () => {

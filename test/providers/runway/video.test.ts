@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidRequestError, UpstreamError } from '../../../domain/errors';
+import { InvalidRequestError, UpstreamError } from '../../../core/errors';
 import { createRunwayProvider } from '../../../providers/runway';
 import type { CallContext, VideoModelAdapter, VideoSubmitRequest } from '../../../providers/types';
 import { FakeUpstream, type RecordedRequest } from '../../support/fake-upstream';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { UpstreamError } from '../../../domain/errors';
+import { UpstreamError } from '../../../core/errors';
 import { createStabilityAudioProvider } from '../../../providers/stability-audio';
 import type { CallContext, MusicModelAdapter, MusicRequest } from '../../../providers/types';
 import { FakeUpstream, type RecordedRequest } from '../../support/fake-upstream';

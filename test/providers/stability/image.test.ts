@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { UpstreamError } from '../../../domain/errors';
+import { UpstreamError } from '../../../core/errors';
 import { createStabilityProvider } from '../../../providers/stability';
 import type { ImageEditRequest, ImageGenerateRequest } from '../../../providers/types';
 import { FakeUpstream, type FakeReply, type RecordedRequest } from '../../support/fake-upstream';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { UpstreamError } from '../../../domain/errors';
+import { UpstreamError } from '../../../core/errors';
 import { createVoyageProvider } from '../../../providers/voyage';
 import { FakeUpstream, type RecordedRequest } from '../../support/fake-upstream';
 import embeddingsResponse from './fixtures/embeddings-response.json';

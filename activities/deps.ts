@@ -1,0 +1,16 @@
+/** What every activity is built from (injected, so tests call the same functions directly). */
+import type { Knex } from 'knex';
+import type { ModelCatalog } from '../domain/model-catalog';
+import type { ObjectStorage } from '../infra/storage';
+import type { ProviderRegistry } from '../providers/registry';
+
+export interface ActivityDeps {
+  db: Knex;
+  catalog: ModelCatalog;
+  storage: ObjectStorage;
+  providers: ProviderRegistry;
+  /** Where budget alert e-mails go out (absent: e-mail alerts retry until SMTP is configured). */
+  notifications?: { smtpUrl: string | null; emailFrom: string; allowPrivateWebhooks?: boolean };
+  /** The activities' clock (tests inject one); defaults to the system clock. */
+  clock?: () => Date;
+}

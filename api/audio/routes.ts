@@ -1,0 +1,98 @@
+/**
+ * `POST /v1/audio/speech` (JSON in, audio bytes out) and `POST /v1/audio/transcriptions` (a multipart
+ * upload as OpenAI's clients send it, or JSON with the audio in base64 / a data URL).
+ */
+import Router from '@koa/router';
+import { InvalidRequestError, PayloadTooLargeError } from '../../core/errors';
+import { audioMediaType, estimateAudioSeconds } from '../../domain/uploads';
+import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
+import { readJsonBody } from '../http/body';
+import { checkRequestedModel, runModelRequest, sendModelResponse } from '../requests/run';
+import { isMultipart } from '../http/multipart';
+import { transcriptionFieldsSchema, validateSpeechBody, validateTranscriptionFields, type TranscriptionBody } from '../../endpoints/audio/body';
+import { coerceFormFields } from '../../endpoints/form-values';
+import { contentForIdempotency, receiveUploadForm, storeUploadBuffer, type ReceivedUpload } from '../uploads/receive';
+import { withUploads } from '../uploads/with-uploads';
+
+export function audioRouter(deps: AppDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+
+  router.post('/audio/speech', async (ctx) => {
+    const body = validateSpeechBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
+    await checkRequestedModel(ctx, deps, 'audio.speech', body.model, body);
+    const result = await runModelRequest(ctx, deps, { endpoint: 'audio.speech', model: body.model, body });
+    await sendModelResponse(ctx, deps, result);
+  });
+
+  router.post('/audio/transcriptions', async (ctx) => {
+    const { fields, upload } = isMultipart(ctx.get('content-type')) ? await transcriptionForm(ctx, deps) : await transcriptionJson(ctx, deps);
+    await withUploads(deps, upload ? [upload.ref] : [], async () => {
+      if (!upload) throw new InvalidRequestError("Missing required parameter: 'file'.", { param: 'file', code: 'missing_required_parameter' });
+      const typed = validateTranscriptionFields(fields);
+      const mediaType = audioMediaType(upload.head, upload.declaredType, upload.ref.filename);
+      const body: TranscriptionBody = {
+        ...typed,
+        file: { ...upload.ref, mediaType, estimatedSeconds: estimateAudioSeconds(upload.head, upload.ref.bytes, mediaType) },
+      };
+      await checkRequestedModel(ctx, deps, 'audio.transcriptions', body.model, body);
+      const result = await runModelRequest(ctx, deps, { endpoint: 'audio.transcriptions', model: body.model, body, idempotencyBody: contentForIdempotency(body) });
+      await sendModelResponse(ctx, deps, result);
+    });
+  });
+
+  return router;
+}
+
+interface TranscriptionInput {
+  fields: Record<string, unknown>;
+  upload: ReceivedUpload | null;
+}
+
+async function transcriptionForm(ctx: GatewayContext, deps: AppDeps): Promise<TranscriptionInput> {
+  const form = await receiveUploadForm(ctx, deps, { fileBytes: deps.config.maxUploadBytes, files: 1 });
+  const unexpected = form.uploads.find((u) => u.field !== 'file');
+  if (unexpected) {
+    await withUploads(deps, form.uploads.map((u) => u.ref), async () => {
+      throw new InvalidRequestError(`Unexpected file field '${unexpected.field}': send the audio as 'file'.`, { param: unexpected.field, code: 'unknown_parameter' });
+    });
+  }
+  return { fields: coerceFormFields(form.fields, transcriptionFieldsSchema.properties), upload: form.uploads[0] ?? null };
+}
+
+/** `{model, file: "<base64>" | "data:audio/...;base64,...", filename?, ...}`: the audio is stored like an upload. */
+async function transcriptionJson(ctx: GatewayContext, deps: AppDeps): Promise<TranscriptionInput> {
+  const json = await readJsonBody(ctx, deps.config.maxJsonBodyBytes);
+  const { file, filename, ...fields } = json;
+  if (file === undefined) return { fields, upload: null };
+  if (typeof file !== 'string' || file.length === 0) {
+    throw new InvalidRequestError("Invalid value for 'file': expected the audio as a base64 string or a data URL.", { param: 'file', code: 'invalid_type' });
+  }
+  if (filename !== undefined && (typeof filename !== 'string' || filename.length === 0 || filename.length > 255)) {
+    throw new InvalidRequestError("Invalid value for 'filename': expected a name of 1 to 255 characters.", { param: 'filename', code: 'invalid_value' });
+  }
+  const decoded = decodeAudio(file);
+  if (decoded.data.length > deps.config.maxUploadBytes) {
+    throw new PayloadTooLargeError(`The file in 'file' is too large: the limit is ${deps.config.maxUploadBytes} bytes.`, { param: 'file', code: 'file_too_large' });
+  }
+  const upload = await storeUploadBuffer(deps.storage, ctx.state.requestId, {
+    field: 'file', filename: (filename as string | undefined) ?? 'audio', mediaType: decoded.mediaType, data: decoded.data,
+  });
+  return { fields, upload };
+}
+
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+function decodeAudio(value: string): { data: Buffer; mediaType: string } {
+  const dataUrl = /^data:([^;,]*)(;[^,]*)?,(.*)$/s.exec(value);
+  const mediaType = dataUrl?.[1] || 'application/octet-stream';
+  if (dataUrl && !/;base64/i.test(dataUrl[2] ?? '')) {
+    throw new InvalidRequestError("Invalid value for 'file': a data URL must be base64-encoded (data:audio/...;base64,...).", { param: 'file', code: 'invalid_value' });
+  }
+  const text = (dataUrl ? dataUrl[3] : value).replace(/\s+/g, '');
+  const data = BASE64.test(text) ? Buffer.from(text, 'base64') : Buffer.alloc(0);
+  if (data.length === 0) {
+    throw new InvalidRequestError("Invalid value for 'file': it is not valid base64 audio.", { param: 'file', code: 'invalid_value' });
+  }
+  return { data, mediaType };
+}
+

@@ -1,0 +1,69 @@
+/**
+ * Billing for the workspace's billing admins (keys with role owner or billing):
+ *   GET  /v1/billing/balance  credits by source, the plan, and this cycle's spend
+ *   POST /v1/billing/topups   `{credits}` with a required Idempotency-Key; topups never expire
+ */
+import Router from '@koa/router';
+import { audit } from '../../domain/audit';
+import { billingSummary } from '../../domain/billing-summary';
+import { cycleOf } from '../../domain/billing-cycle';
+import { InvalidRequestError } from '../../core/errors';
+import { topUp } from '../../domain/ledger';
+import { creditsToMicro } from '../../core/money';
+import type { Role } from '../../domain/workspaces';
+import type { AppDeps, GatewayState } from '../http/context';
+import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
+import { readJsonBody } from '../http/body';
+import { requireRole } from '../http/roles';
+import { validateTopupBody } from './body';
+
+export const BILLING_ROLES: readonly Role[] = ['owner', 'billing'];
+
+export function billingRouter(deps: AppDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+
+  router.get('/billing/balance', async (ctx) => {
+    requireRole(ctx, BILLING_ROLES);
+    ctx.body = await billingSummary(deps.db, { workspaceId: ctx.state.auth.workspaceId, cycle: cycleOf(new Date()) });
+  });
+
+  router.post('/billing/topups', async (ctx) => {
+    requireRole(ctx, BILLING_ROLES);
+    const body = validateTopupBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
+    const key = readIdempotencyKey(ctx.get('idempotency-key'));
+    if (!key) {
+      throw new InvalidRequestError('A topup needs an Idempotency-Key header, so that a retried request adds credits once.', {
+        param: 'Idempotency-Key', code: 'missing_idempotency_key',
+      });
+    }
+    let amountMicro: number;
+    try {
+      amountMicro = creditsToMicro(body.credits);
+    } catch {
+      amountMicro = 0;
+    }
+    if (amountMicro <= 0) throw new InvalidRequestError('credits must be a positive amount (at least 0.000001).', { param: 'credits' });
+    const { workspaceId, keyId } = ctx.state.auth;
+    const claim = await claimIdempotencyKey(deps.db, { workspaceId, scope: 'billing.topups', key, bodyHash: sha256(canonicalJson(body)), prefix: 'topup' });
+    const actor = `key:${keyId}`;
+    const applied = await topUp(deps.db, { workspaceId, amountMicro, idempotencyKey: `topup:api:${claim.resourceId}`, actor });
+    if (applied) {
+      await audit(deps.db, { workspaceId, actor, action: 'credits.topup', subjectType: 'workspace', subjectId: workspaceId, data: { amountMicro, topup: claim.resourceId } });
+    } else {
+      ctx.set('x-idempotent-replayed', 'true');
+    }
+    const summary = await billingSummary(deps.db, { workspaceId, cycle: cycleOf(new Date()) });
+    ctx.status = applied ? 201 : 200;
+    ctx.body = {
+      id: claim.resourceId,
+      object: 'billing.topup',
+      workspace_id: workspaceId,
+      credits: body.credits,
+      replayed: !applied,
+      balance: summary.balance,
+      topup_credits: summary.topup_credits,
+    };
+  });
+
+  return router;
+}

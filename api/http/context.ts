@@ -1,0 +1,36 @@
+import type Koa from 'koa';
+import type { RouterContext } from '@koa/router';
+import type { Knex } from 'knex';
+import type { Client } from '@temporalio/client';
+import type { GatewayConfig } from '../../config/env';
+import type { ModelCatalog } from '../../domain/model-catalog';
+import type { Logger } from '../../core/log';
+import type { ObjectStorage } from '../../infra/storage';
+import type { AuthContext } from './auth';
+import type { StreamRegistry } from '../../activities/stream-registry';
+import type { ResultBroker } from '../../worker/result-broker';
+
+/** What the API needs from the outside world; tests build it from the real stack. */
+export interface AppDeps {
+  config: GatewayConfig;
+  db: Knex;
+  temporal: { client: Client; taskQueue: string };
+  catalog: ModelCatalog;
+  storage: ObjectStorage;
+  log: Logger;
+  /** This process's stream registry and the task queue its stream worker polls. */
+  streaming: { registry: StreamRegistry; taskQueue: string; localWorker: boolean };
+  /** Outcomes of workflows this process's own worker runs, handed over in-process (null: poll the server). */
+  results: ResultBroker | null;
+  /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */
+  isProviderConfigured: (providerId: string) => boolean;
+}
+
+export interface GatewayState extends Koa.DefaultState {
+  requestId: string;
+  startedAt: number;
+  clientRequestId?: string;
+  auth: AuthContext;
+}
+
+export type GatewayContext = RouterContext<GatewayState>;

@@ -1,0 +1,106 @@
+/**
+ * `stream: true` on image generations and edits: a `text/event-stream` of progress while the durable
+ * request runs, then the result. The route parks its connection in the stream registry and starts
+ * imageStreamWorkflow; its call activity (on this process's task queue) commits the 200 once credits are
+ * held and reports progress. Until then every refusal (validation, 402, a failing first hop) is an
+ * ordinary JSON error. The events (see docs/endpoints-media.md):
+ *
+ *   event: image_generation.in_progress  (image_edit.* for edits) as each model call starts, then every ~2 s
+ *   event: image_generation.completed    one per image, in order, with `b64_json` or `url`
+ *   event: error                          when no model could serve the request after the stream began
+ *   data: [DONE]
+ */
+import { readJsonResponse } from '../../endpoints/media';
+import { imageEventPrefix } from '../../activities/stream-images';
+import type { Endpoint } from '../../endpoints/types';
+import { loadPayload, storePayload } from '../../activities/request-io';
+import { InvalidRequestError } from '../../core/errors';
+import { microToCredits } from '../../core/money';
+import { getFallbackChain } from '../../domain/workspaces';
+import { toGatewayError } from '../../activities/failures';
+import type { ModelRequestResult } from '../../workflows/model-request';
+import type { ImageStreamInput } from '../../workflows/image-stream';
+import type { AppDeps, GatewayContext } from '../http/context';
+import { simulationDirective } from '../requests/run';
+import type { StreamSink } from '../../activities/stream-registry';
+import { requestSearchAttributes } from '../requests/workflow-ids';
+import { requestWorkflowId } from '../../workflows/contracts';
+
+export interface ImageStreamRequest {
+  endpoint: Extract<Endpoint, 'images.generations' | 'images.edits'>;
+  model: string;
+  body: Record<string, unknown>;
+  /** The merged model parameters, echoed on the completed events as OpenAI does (size, quality, ...). */
+  params: Record<string, unknown>;
+}
+
+export async function streamImages(ctx: GatewayContext, deps: AppDeps, req: ImageStreamRequest): Promise<void> {
+  const { requestId, auth } = ctx.state;
+  if (ctx.get('idempotency-key')) {
+    throw new InvalidRequestError('Idempotency-Key is not supported with stream: true; retry without streaming to get a replayable result.', { param: 'Idempotency-Key', code: 'idempotency_not_supported_for_streams' });
+  }
+  const input: ImageStreamInput = {
+    requestId,
+    workspaceId: auth.workspaceId,
+    apiKeyId: auth.keyId,
+    endpoint: req.endpoint,
+    chain: [req.model, ...(await getFallbackChain(deps.db, auth.workspaceId, req.model))],
+    allowedModels: auth.allowedModels,
+    body: await storePayload(deps.storage, `requests/${requestId}.json`, req.body),
+    created: Math.floor(Date.now() / 1000),
+    clientRequestId: ctx.state.clientRequestId ?? null,
+    simulate: simulationDirective(ctx),
+    streamTaskQueue: deps.streaming.taskQueue,
+  };
+  const sink = deps.streaming.registry.open(requestId, ctx.res, () => { ctx.respond = false; });
+  try {
+    const handle = await deps.temporal.client.workflow.start('imageStreamWorkflow', {
+      taskQueue: deps.temporal.taskQueue,
+      workflowId: requestWorkflowId(requestId),
+      args: [input],
+      requestEagerStart: deps.config.eagerStart,
+      typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model: req.model, endpoint: req.endpoint }),
+      workflowExecutionTimeout: '45 minutes',
+    });
+    const result = handle.result() as Promise<ModelRequestResult>;
+    await Promise.race([sink.whenStarted(), result.catch(() => undefined)]);
+    // Before the first byte a failed request is an ordinary error response (status and JSON body).
+    if (!sink.hasStarted) await result;
+    let settled: ModelRequestResult;
+    try {
+      settled = await result;
+    } catch (err) {
+      const error = toGatewayError(err);
+      sink.send({ type: 'error', error: { message: error.message, type: error.type, param: error.param, code: error.code } }, 'error');
+      sink.end();
+      return;
+    }
+    sink.start({});
+    await sendCompletedEvents(sink, deps, req, settled);
+    sink.send('[DONE]');
+    sink.end();
+  } finally {
+    deps.streaming.registry.close(requestId);
+  }
+}
+
+/** One `completed` event per image: OpenAI's fields, plus the gateway's model and credits. */
+async function sendCompletedEvents(sink: StreamSink, deps: AppDeps, req: ImageStreamRequest, result: ModelRequestResult): Promise<void> {
+  const response = await readJsonResponse(deps.storage, await loadPayload(deps.storage, result.response));
+  const event = `${imageEventPrefix(req.endpoint)}.completed`;
+  const images = (response.data as Array<Record<string, unknown>>) ?? [];
+  const echoed = Object.fromEntries(['size', 'quality', 'background', 'output_format'].filter((k) => req.params[k] !== undefined).map((k) => [k, req.params[k]]));
+  images.forEach((image, index) => {
+    sink.send({
+      type: event,
+      index,
+      ...image,
+      created_at: response.created,
+      ...echoed,
+      ...(response.usage ? { usage: response.usage } : {}),
+      model: result.modelUsed,
+      ...(result.fallbackFrom ? { fallback_from: result.fallbackFrom, fallback_depth: result.fallbackDepth } : {}),
+      credits_used: microToCredits(result.creditsUsedMicro),
+    }, event);
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * `GET /v1/models[?modality=]` and `GET /v1/models/{slug}`: OpenAI model objects (`id`, `object`, `created`,
+ * `owned_by`) extended with the catalog's provider, modality, capabilities, pricing and allowedParams.
+ */
+import Router from '@koa/router';
+import { MODALITIES, type Modality, type ModelRecord } from '../../catalog/types';
+import { InvalidRequestError, NotFoundError } from '../../core/errors';
+import type { AppDeps, GatewayState } from '../http/context';
+
+export function modelsRouter(deps: AppDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+
+  router.get('/models', async (ctx) => {
+    const modality = ctx.query.modality;
+    if (modality !== undefined && (typeof modality !== 'string' || !(MODALITIES as readonly string[]).includes(modality))) {
+      throw new InvalidRequestError(`Invalid 'modality': expected one of ${MODALITIES.join(', ')}.`, { param: 'modality' });
+    }
+    const records = await deps.catalog.list(modality as Modality | undefined);
+    ctx.body = { object: 'list', data: records.map((r) => toModelObject(r, deps.isProviderConfigured(r.provider))) };
+  });
+
+  router.get('/models/:slug', async (ctx) => {
+    const record = await deps.catalog.get(ctx.params.slug);
+    if (!record) throw new NotFoundError(`The model '${ctx.params.slug}' does not exist.`, { code: 'model_not_found', param: 'model' });
+    ctx.body = toModelObject(record, deps.isProviderConfigured(record.provider));
+  });
+
+  return router;
+}
+
+export function toModelObject(record: ModelRecord, available: boolean) {
+  return {
+    id: record.slug,
+    object: 'model' as const,
+    created: record.created,
+    owned_by: record.ownedBy,
+    name: record.name,
+    provider: record.provider,
+    modality: record.modality,
+    family: record.family ?? null,
+    available,
+    ...(available ? {} : { unavailable_reason: `provider '${record.provider}' has no credentials configured on this gateway` }),
+    capabilities: record.capabilities,
+    context_window: record.contextWindow ?? null,
+    max_output_tokens: record.maxOutputTokens ?? null,
+    ...(record.dimensions ? { dimensions: record.dimensions } : {}),
+    pricing: { unit: 'credits', ...record.pricing },
+    allowedParams: record.allowedParams,
+    defaults: record.defaults ?? {},
+    deprecated: record.deprecated ?? false,
+  };
+}

@@ -1,0 +1,11 @@
+/** Migrations, plans and the catalog: idempotent, safe from several processes at once. */
+import { loadCatalogFiles } from '../catalog/load';
+import { migrate, type Db } from '../db/connection';
+import { seedPlans } from '../db/seeds/plans';
+import { seedCatalog } from './model-catalog';
+
+export async function prepareDatabase(db: Db): Promise<void> {
+  await migrate(db);
+  await seedPlans(db);
+  await seedCatalog(db, loadCatalogFiles());
+}

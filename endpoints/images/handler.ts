@@ -1,0 +1,118 @@
+/**
+ * `POST /v1/images/generations` and `POST /v1/images/edits` as endpoint handlers.
+ *
+ * Delivery: `response_format: url` (the default) stores each image in our bucket and answers a signed URL
+ * valid for about an hour; `b64_json` answers the bytes inline. Families that always answer base64
+ * upstream (GPT Image) answer `b64_json` and take no `response_format`, as OpenAI's endpoint does. Whatever
+ * the client asked for, DALL·E is asked for `b64_json`: we keep the bytes ourselves instead of fetching
+ * the provider's URL afterwards (a provider that answers a URL anyway is fetched).
+ */
+import { validateModelParams } from '../../catalog/params';
+import { imageCost } from '../../catalog/pricing';
+import type { ModelRecord } from '../../catalog/types';
+import { IMAGE_REQUEST_FIELDS, type ImageEditBody, type ImageGenerationBody } from './body';
+import { InvalidRequestError } from '../../core/errors';
+import { microToCredits } from '../../core/money';
+import type { ImageResult } from '../../providers/types';
+import { callContext, imageBytes, jsonResponse, mediaAdapter, readUpload, signedResultUrl, storeResult } from '../media';
+import type { CallEnv, CallOutcome, EndpointHandler } from '../types';
+
+/** Families whose upstream always answers base64 (catalog/README.md, "Image families"). */
+const ALWAYS_BASE64_FAMILIES = new Set(['gpt-image']);
+
+/** Upstream-only parameters the gateway decides itself. */
+const GATEWAY_DECIDED = new Set(['response_format', 'stream', 'partial_images']);
+
+/** The optional, model-specific parameters of an image request (everything but the plumbing). */
+export function imageModelParams(body: ImageGenerationBody): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (!IMAGE_REQUEST_FIELDS.has(name) && value !== undefined && value !== null) params[name] = value;
+  }
+  return params;
+}
+
+export type ImageDelivery = 'url' | 'b64_json';
+
+export function imageDelivery(record: ModelRecord, params: Record<string, unknown>): ImageDelivery {
+  if (params.response_format === 'b64_json' || params.response_format === 'url') return params.response_format;
+  return record.family && ALWAYS_BASE64_FAMILIES.has(record.family) ? 'b64_json' : 'url';
+}
+
+function checkImageRequest(record: ModelRecord, body: ImageGenerationBody, edit: boolean): Record<string, unknown> {
+  if (edit && !record.capabilities.imageEdit) {
+    throw new InvalidRequestError(`Model '${record.slug}' does not support image edits; use an image model with the imageEdit capability (GET /v1/models?modality=image).`, { param: 'model', code: 'model_not_supported' });
+  }
+  if (body.stream && !record.capabilities.streaming) {
+    throw new InvalidRequestError(`Model '${record.slug}' does not support 'stream'; send the request without it.`, { param: 'stream', code: 'unsupported_parameter' });
+  }
+  return validateModelParams(record, imageModelParams(body));
+}
+
+function estimate(record: ModelRecord, body: ImageGenerationBody, edit: boolean): number {
+  return imageCost(record, checkImageRequest(record, body, edit));
+}
+
+async function callImageModel(record: ModelRecord, body: ImageGenerationBody | ImageEditBody, env: CallEnv, edit: boolean): Promise<CallOutcome> {
+  const params = checkImageRequest(record, body, edit);
+  const delivery = imageDelivery(record, params);
+  const { n, size, ...rest } = params;
+  const upstreamParams = Object.fromEntries(Object.entries(rest).filter(([name]) => !GATEWAY_DECIDED.has(name)));
+  if ('response_format' in record.allowedParams) upstreamParams.response_format = 'b64_json';
+  if (body.user !== undefined && env.providers.get(record.provider).family === 'openai-compatible') upstreamParams.user = body.user;
+  const request = { prompt: body.prompt, n: typeof n === 'number' ? n : 1, size: typeof size === 'string' ? size : undefined, params: upstreamParams };
+
+  const adapter = mediaAdapter(record, env, 'image');
+  let result: ImageResult;
+  if (edit) {
+    const editBody = body as ImageEditBody;
+    if (!adapter.doEdit) throw new InvalidRequestError(`Model '${record.slug}' cannot edit images on this gateway.`, { param: 'model', code: 'model_not_supported' });
+    const images = await Promise.all(editBody.image.map((ref) => readUpload(env.storage, ref)));
+    const mask = editBody.mask ? await readUpload(env.storage, editBody.mask) : undefined;
+    result = await adapter.doEdit({ ...request, images, ...(mask ? { mask } : {}) }, callContext(env));
+  } else {
+    result = await adapter.doGenerate(request, callContext(env));
+  }
+
+  const data: Array<Record<string, unknown>> = [];
+  for (const [index, image] of result.images.entries()) {
+    const bytes = await imageBytes(record, image, env);
+    const key = await storeResult(env.storage, env.requestId, `image-${index}`, bytes, image.mediaType);
+    const revised_prompt = image.revisedPrompt ?? body.prompt;
+    data.push(delivery === 'url'
+      ? { url: await signedResultUrl(env.storage, key, image.mediaType), revised_prompt }
+      : { b64_json: bytes.toString('base64'), revised_prompt });
+  }
+
+  // Settled from what was produced: the images that came back, at the requested size and quality.
+  const chargeMicro = imageCost(record, { ...params, n: result.images.length });
+  const response: Record<string, unknown> = { created: env.created, data };
+  if (record.family && ALWAYS_BASE64_FAMILIES.has(record.family)) {
+    for (const name of ['background', 'output_format', 'quality', 'size']) if (params[name] !== undefined) response[name] = params[name];
+  }
+  if (result.usage) {
+    response.usage = { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens, total_tokens: result.usage.inputTokens + result.usage.outputTokens };
+  }
+  response.credits_used = microToCredits(chargeMicro);
+  return {
+    response: await jsonResponse(env.storage, env.requestId, response, delivery === 'b64_json'),
+    chargeMicro,
+    usage: { inputTokens: result.usage?.inputTokens ?? 0, outputTokens: result.usage?.outputTokens ?? 0, units: { images: result.images.length } },
+  };
+}
+
+export const imageGenerationsHandler: EndpointHandler<ImageGenerationBody> = {
+  endpoint: 'images.generations',
+  modality: 'image',
+  check: (record, body) => void checkImageRequest(record, body, false),
+  estimate: (record, body) => estimate(record, body, false),
+  call: (record, body, env) => callImageModel(record, body, env, false),
+};
+
+export const imageEditsHandler: EndpointHandler<ImageEditBody> = {
+  endpoint: 'images.edits',
+  modality: 'image',
+  check: (record, body) => void checkImageRequest(record, body, true),
+  estimate: (record, body) => estimate(record, body, true),
+  call: (record, body, env) => callImageModel(record, body, env, true),
+};

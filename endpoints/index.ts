@@ -1,0 +1,28 @@
+/** The endpoint handlers the request workflow can run, by endpoint. */
+import { chatHandler } from './chat/handler';
+import { embeddingsHandler } from './embeddings/handler';
+import { imageEditsHandler, imageGenerationsHandler } from './images/handler';
+import { musicHandler } from './music/handler';
+import { speechHandler } from './audio/speech';
+import { transcriptionHandler } from './audio/transcription';
+import type { Endpoint, EndpointHandler } from './types';
+
+const HANDLERS: Partial<Record<Endpoint, EndpointHandler>> = {
+  'chat.completions': chatHandler,
+  embeddings: embeddingsHandler,
+  'images.generations': imageGenerationsHandler,
+  'images.edits': imageEditsHandler,
+  'audio.speech': speechHandler,
+  'audio.transcriptions': transcriptionHandler,
+  'music.generations': musicHandler,
+};
+
+export function handlerFor(endpoint: Endpoint): EndpointHandler {
+  const handler = HANDLERS[endpoint];
+  if (!handler) throw new Error(`no handler for endpoint ${endpoint}`);
+  return handler;
+}
+
+export function registerHandler(handler: EndpointHandler): void {
+  HANDLERS[handler.endpoint] = handler;
+}

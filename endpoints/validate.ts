@@ -1,0 +1,40 @@
+/**
+ * Request validation with ajv: one compiled validator per endpoint schema. The first problem becomes a 400
+ * in OpenAI's shape, naming the parameter (as a dotted path) the way OpenAI's own errors do.
+ */
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { InvalidRequestError } from '../core/errors';
+
+const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
+
+export function compileSchema<T>(schema: object): (body: unknown) => T {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (body: unknown) => {
+    if (!validate(body)) throw toInvalidRequest(validate.errors?.[0]);
+    return body as T;
+  };
+}
+
+function toInvalidRequest(error: ErrorObject | undefined): InvalidRequestError {
+  if (!error) return new InvalidRequestError('Invalid request body.');
+  const path = error.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((seg, i) => (/^\d+$/.test(seg) ? `[${seg}]` : i === 0 ? seg : `.${seg}`))
+    .join('');
+  if (error.keyword === 'required') {
+    const missing = (error.params as { missingProperty: string }).missingProperty;
+    const param = path ? `${path}.${missing}` : missing;
+    return new InvalidRequestError(`Missing required parameter: '${param}'.`, { param, code: 'missing_required_parameter' });
+  }
+  if (error.keyword === 'additionalProperties') {
+    const extra = (error.params as { additionalProperty: string }).additionalProperty;
+    const param = path ? `${path}.${extra}` : extra;
+    return new InvalidRequestError(`Unrecognized request argument supplied: '${param}'.`, { param, code: 'unknown_parameter' });
+  }
+  const param = path || null;
+  let detail = error.message ?? 'is invalid';
+  if (error.keyword === 'enum') detail = `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (error.keyword === 'type') detail = `must be of type ${(error.params as { type: string }).type}`;
+  return new InvalidRequestError(`Invalid value for '${param ?? 'body'}': ${detail}.`, { param, code: error.keyword === 'type' ? 'invalid_type' : 'invalid_value' });
+}

@@ -1,0 +1,142 @@
+/**
+ * Assembles a gateway process from resolved store addresses: migrations and seeds, the shared Temporal
+ * connection, and the API server and/or the worker. `npm start` runs both in one process; the `api` and
+ * `worker` entry points run one each, for scale-out.
+ */
+import type { Worker } from '@temporalio/worker';
+import { temporal as proto } from '@temporalio/proto';
+import { createApp } from '../api/app';
+import { startHttpServer, type HttpServerHandle } from '../api/http/server';
+import type { GatewayConfig } from '../config/env';
+import { createDb, type Db } from '../db/connection';
+import { prepareDatabase } from '../domain/database-setup';
+import { ModelCatalog } from '../domain/model-catalog';
+import type { ProviderRegistry } from '../providers/registry';
+import { providersFromEnv } from './providers';
+import { createGatewayWorker, createStreamWorker } from '../worker/worker';
+import { ResultBroker } from '../worker/result-broker';
+import { StreamRegistry } from '../activities/stream-registry';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { GATEWAY_SEARCH_ATTRIBUTES } from '../workflows/contracts';
+import { log as defaultLog, type Logger } from '../core/log';
+import { ObjectStorage, type StorageConfig } from '../infra/storage';
+import { connectTemporal, type TemporalHandles } from '../infra/temporal';
+import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID } from '../worker/grant-schedule';
+
+export interface RuntimeOptions {
+  config: GatewayConfig;
+  databaseUrl: string;
+  temporalAddress: string;
+  s3: StorageConfig;
+  api: boolean;
+  worker: boolean;
+  /** Overrides the listening port (0 = any free port; tests). */
+  port?: number;
+  providers?: ProviderRegistry;
+  log?: Logger;
+}
+
+export interface Runtime {
+  db: Db;
+  temporal: TemporalHandles;
+  storage: ObjectStorage;
+  catalog: ModelCatalog;
+  providers: ProviderRegistry;
+  http: HttpServerHandle | null;
+  worker: Worker | null;
+  stop(): Promise<void>;
+}
+
+export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const log = opts.log ?? defaultLog;
+  const db = createDb(opts.databaseUrl, { poolMax: 20 });
+  await prepareDatabase(db);
+  const storage = new ObjectStorage(opts.s3);
+  await storage.ensureBucket();
+  const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace);
+  await ensureSearchAttributes(temporal, log);
+  const catalog = new ModelCatalog(db);
+  await catalog.reload();
+  const providers = opts.providers ?? providersFromEnv();
+
+  const results = new ResultBroker();
+  // Streams this process holds. The main worker gets the stream activities too, bound to this registry:
+  // eagerly dispatched, a stream activity then runs right here without a trip through the server.
+  const streamRegistry = new StreamRegistry();
+  let worker: Worker | null = null;
+  let workerRun: Promise<void> | null = null;
+  if (opts.worker) {
+    worker = await createGatewayWorker({
+      connection: temporal.connection,
+      namespace: temporal.namespace,
+      taskQueue: opts.config.temporalTaskQueue,
+      deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks } },
+      results,
+      streams: streamRegistry,
+    });
+    workerRun = worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); });
+    await ensureMonthlyGrantSchedule(temporal.client, opts.config.temporalTaskQueue).then(
+      (outcome) => log.info({ schedule: MONTHLY_GRANT_SCHEDULE_ID, outcome }, 'monthly credit grant schedule'),
+      (err) => log.error({ err }, 'could not create the monthly credit grant schedule'),
+    );
+  }
+
+  let http: HttpServerHandle | null = null;
+  let streamWorker: Worker | null = null;
+  let streamWorkerRun: Promise<void> | null = null;
+  if (opts.api) {
+    const streaming = {
+      registry: streamRegistry,
+      taskQueue: `${opts.config.temporalTaskQueue}-stream-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+      localWorker: opts.worker,
+    };
+    streamWorker = await createStreamWorker({
+      connection: temporal.connection, namespace: temporal.namespace, taskQueue: streaming.taskQueue,
+      deps: { db, catalog, storage, providers, streams: streaming.registry },
+    });
+    streamWorkerRun = streamWorker.run().catch((err) => { log.error({ err }, 'stream worker stopped with an error'); });
+    const app = createApp({
+      config: opts.config, db, catalog, storage, log, streaming,
+      temporal: { client: temporal.client, taskQueue: opts.config.temporalTaskQueue },
+      // In-process results only help when this process also runs the worker that eagerly takes the run.
+      results: opts.worker && opts.config.inProcessResults ? results : null,
+      isProviderConfigured: (id) => providers.isConfigured(id),
+    });
+    http = await startHttpServer(app, { host: opts.config.host, port: opts.port ?? opts.config.port });
+  }
+
+  let stopping: Promise<void> | null = null;
+  return {
+    db, temporal, storage, catalog, providers, http, worker,
+    stop() {
+      stopping ??= (async () => {
+        await http?.close();
+        for (const [w, run] of [[streamWorker, streamWorkerRun], [worker, workerRun]] as const) {
+          if (!w) continue;
+          if (w.getState() === 'RUNNING') w.shutdown();
+          await run;
+        }
+        await temporal.connection.close().catch(() => undefined);
+        await db.destroy();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** The dev server registers our search attributes at start; another cluster gets them here, once. */
+async function ensureSearchAttributes(temporal: TemporalHandles, log: Logger): Promise<void> {
+  try {
+    const existing = await temporal.connection.operatorService.listSearchAttributes({ namespace: temporal.namespace });
+    const missing = GATEWAY_SEARCH_ATTRIBUTES.filter((k) => !existing.customAttributes?.[k.name]);
+    if (missing.length === 0) return;
+    await temporal.connection.operatorService.addSearchAttributes({
+      namespace: temporal.namespace,
+      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, proto.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    });
+    log.info({ added: missing.map((k) => k.name) }, 'registered search attributes');
+  } catch (err) {
+    log.warn({ err }, 'could not check or register search attributes; register GatewayRequestId, GatewayWorkspaceId, GatewayApiKeyId, GatewayModel, GatewayEndpoint (Keyword) on the namespace');
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * Simulated chat: a deterministic answer that echoes a summary of the last user message (acknowledging
+ * images, audio and files), tool calls that satisfy the tool's schema, JSON answers for JSON mode, and
+ * streaming in several deltas. Usage follows the ~4 characters per token rule.
+ */
+import type {
+  CallContext, ChatContentPart, ChatMessage, ChatModelAdapter, ChatRequest, ChatResult, ChatStreamPart, ChatTool, ChatToolCall, FinishReason,
+} from '../providers/types';
+import { activeFailure, enact, malformedAnswer, malformedStreamEvent, ModelVariant, parseModelVariant, pause, rejectRequest } from './behaviour';
+import { probeAudio } from './media/audio-probe';
+import { sniffImageSize } from './media/image';
+import { sampleFromSchema } from './schema-sample';
+import { countTokens, hashHex } from './seed';
+import type { SimulatedSettings } from './settings';
+
+/** Input tokens an image or a second of audio counts for. */
+const TOKENS_PER_IMAGE = 85;
+const TOKENS_PER_AUDIO_SECOND = 10;
+
+interface PlannedAnswer extends ChatResult {
+  content: string | null;
+}
+
+export function createSimulatedChat(upstreamModel: string, settings: SimulatedSettings): ChatModelAdapter {
+  const variant = parseModelVariant(upstreamModel);
+  const { provider } = settings;
+  return {
+    async doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
+      const outcome = await enact(provider, activeFailure(variant, ctx), ctx, settings, upstreamModel);
+      const answer = planAnswer(variant, upstreamModel, req, provider);
+      if (outcome === 'malformed') throw malformedAnswer(provider);
+      return answer;
+    },
+    doStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatStreamPart> {
+      return streamAnswer(variant, upstreamModel, req, ctx, settings);
+    },
+  };
+}
+
+async function* streamAnswer(variant: ModelVariant, upstreamModel: string, req: ChatRequest, ctx: CallContext, settings: SimulatedSettings): AsyncGenerator<ChatStreamPart> {
+  const { provider } = settings;
+  const outcome = await enact(provider, activeFailure(variant, ctx), ctx, settings, upstreamModel);
+  const answer = planAnswer(variant, upstreamModel, req, provider);
+  const parts: ChatStreamPart[] = [];
+  if (answer.content !== null) {
+    for (const delta of splitIntoDeltas(answer.content)) parts.push({ type: 'text-delta', delta });
+  }
+  answer.toolCalls.forEach((call, index) => {
+    parts.push({ type: 'tool-call-delta', index, id: call.id, name: call.function.name, argumentsDelta: '' });
+    for (const piece of splitEvenly(call.function.arguments, 3)) parts.push({ type: 'tool-call-delta', index, argumentsDelta: piece });
+  });
+  // A malformed stream breaks after its first half, like an upstream that starts fine and then sends garbage.
+  const breakAt = outcome === 'malformed' ? Math.max(1, Math.floor(parts.length / 2)) : Infinity;
+  for (let i = 0; i < parts.length; i++) {
+    if (i >= breakAt) throw malformedStreamEvent(provider);
+    if (i > 0) await pause(settings.streamDelayMs, provider, ctx.signal);
+    yield parts[i];
+  }
+  await pause(settings.streamDelayMs, provider, ctx.signal);
+  yield { type: 'finish', finishReason: answer.finishReason, usage: answer.usage };
+}
+
+function planAnswer(variant: ModelVariant, upstreamModel: string, req: ChatRequest, provider: string): PlannedAnswer {
+  const acceptsAudio = /audio/.test(variant.base);
+  if (!acceptsAudio && req.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'input_audio'))) {
+    throw rejectRequest(provider, upstreamModel, `This model (${upstreamModel}) does not support audio input.`);
+  }
+  if (req.messages.length === 0) throw rejectRequest(provider, upstreamModel, "'messages' must contain at least one message.");
+  const inputTokens = countInputTokens(req);
+  const upstreamId = `simchatcmpl-${hashHex(upstreamModel, req.messages, req.tools ?? null, req.seed ?? null).slice(0, 24)}`;
+  const last = req.messages[req.messages.length - 1];
+  const tool = chooseTool(req, last, provider, upstreamModel);
+  if (tool) {
+    const args = JSON.stringify(sampleFromSchema(tool.function.parameters ?? { type: 'object', properties: {} }, { text: shorten(textOf(last.content), 80) }));
+    const call: ChatToolCall = { id: `call_${hashHex(upstreamId, tool.function.name).slice(0, 24)}`, type: 'function', function: { name: tool.function.name, arguments: args } };
+    return { content: null, toolCalls: [call], finishReason: 'tool_calls', usage: { inputTokens, outputTokens: countTokens(tool.function.name + args) }, upstreamId };
+  }
+  const text = describeReply(variant, req, last);
+  let content = text;
+  const format = req.responseFormat;
+  if (format?.type === 'json_schema') {
+    content = JSON.stringify(sampleFromSchema(format.json_schema.schema ?? { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] }, { text }));
+  } else if (format?.type === 'json_object') {
+    content = JSON.stringify({ answer: text, model: variant.base });
+  }
+  let finishReason: FinishReason = 'stop';
+  for (const stop of req.stop ?? []) {
+    const at = stop ? content.indexOf(stop) : -1;
+    if (at >= 0) content = content.slice(0, at);
+  }
+  if (req.maxTokens !== undefined && countTokens(content) > req.maxTokens) {
+    content = content.slice(0, Math.max(0, req.maxTokens) * 4);
+    finishReason = 'length';
+  }
+  return { content, toolCalls: [], finishReason, usage: { inputTokens, outputTokens: countTokens(content) }, upstreamId };
+}
+
+/** The tool to call: only when the user spoke last and tools are allowed; the forced one, else the first. */
+function chooseTool(req: ChatRequest, last: ChatMessage, provider: string, upstreamModel: string): ChatTool | null {
+  const tools = req.tools ?? [];
+  if (tools.length === 0 || req.toolChoice === 'none' || last.role !== 'user') return null;
+  const choice = req.toolChoice;
+  if (choice && typeof choice === 'object') {
+    const forced = tools.find((t) => t.function.name === choice.function.name);
+    if (!forced) throw rejectRequest(provider, upstreamModel, `Tool choice '${choice.function.name}' is not one of the provided tools.`);
+    return forced;
+  }
+  return tools[0];
+}
+
+function describeReply(variant: ModelVariant, req: ChatRequest, last: ChatMessage): string {
+  const reference = hashHex(variant.base, req.messages, req.seed ?? null).slice(0, 8);
+  if (last.role === 'tool') {
+    const name = toolNameFor(req.messages, last.tool_call_id) ?? 'the tool';
+    return `Based on ${name}, which returned ${quote(shorten(textOf(last.content), 160))}, here is the simulated answer (ref ${reference}).`;
+  }
+  const lastUser = [...req.messages].reverse().find((m) => m.role === 'user');
+  const userText = lastUser ? textOf(lastUser.content) : '';
+  const sentences = [`Simulated reply to ${quote(shorten(userText, 160) || '(no text)')}.`];
+  const extras = lastUser && Array.isArray(lastUser.content) ? describeAttachments(lastUser.content) : [];
+  if (!/mini/.test(variant.base)) {
+    const words = userText.split(/\s+/).filter(Boolean).length;
+    sentences.push(`Your message has ${words} ${words === 1 ? 'word' : 'words'} and ${Array.from(userText).length} characters.`);
+    sentences.push(...extras);
+    sentences.push(`The conversation holds ${req.messages.length} ${req.messages.length === 1 ? 'message' : 'messages'}.`);
+  } else {
+    sentences.push(...extras);
+  }
+  sentences.push(`(ref ${reference})`);
+  return sentences.join(' ');
+}
+
+function describeAttachments(parts: ChatContentPart[]): string[] {
+  const out: string[] = [];
+  const images = parts.filter((p): p is Extract<ChatContentPart, { type: 'image_url' }> => p.type === 'image_url');
+  if (images.length > 0) {
+    const described = images.map((p) => describeImage(p.image_url.url));
+    out.push(`I see ${images.length} ${images.length === 1 ? 'image' : 'images'}: ${described.join('; ')}.`);
+  }
+  for (const part of parts) {
+    if (part.type === 'input_audio') {
+      const probe = probeAudio(Buffer.from(part.input_audio.data, 'base64'), { filename: `audio.${part.input_audio.format}` });
+      out.push(`I heard ${probe.seconds.toFixed(1)} s of ${part.input_audio.format} audio${probe.text ? ` saying ${quote(shorten(probe.text, 160))}` : ''}.`);
+    } else if (part.type === 'file') {
+      out.push(`I received the file ${part.file.filename ?? part.file.file_id ?? '(unnamed)'}.`);
+    }
+  }
+  return out;
+}
+
+function describeImage(url: string): string {
+  const match = /^data:([^;,]+)?(;base64)?,(.*)$/s.exec(url);
+  if (!match) {
+    try {
+      return `an image at ${new URL(url).host}`;
+    } catch {
+      return 'an image';
+    }
+  }
+  const size = sniffImageSize(Buffer.from(match[3], match[2] ? 'base64' : 'utf8'));
+  return size ? `a ${size.width}x${size.height} ${size.mediaType.replace('image/', '').toUpperCase()} image` : `an inline ${match[1] ?? 'image'}`;
+}
+
+function countInputTokens(req: ChatRequest): number {
+  const texts: string[] = [];
+  let extra = 0;
+  for (const message of req.messages) {
+    texts.push(textOf(message.content ?? ''));
+    if (message.role === 'assistant') for (const call of message.tool_calls ?? []) texts.push(call.function.name + call.function.arguments);
+    if (Array.isArray(message.content)) {
+      for (const part of message.content) {
+        if (part.type === 'image_url') extra += TOKENS_PER_IMAGE;
+        if (part.type === 'input_audio') extra += Math.ceil(probeAudio(Buffer.from(part.input_audio.data, 'base64')).seconds * TOKENS_PER_AUDIO_SECOND);
+      }
+    }
+  }
+  if (req.tools?.length) texts.push(JSON.stringify(req.tools));
+  if (req.responseFormat?.type === 'json_schema') texts.push(JSON.stringify(req.responseFormat.json_schema));
+  return countTokens(texts.join('\n')) + extra;
+}
+
+function toolNameFor(messages: ChatMessage[], toolCallId: string): string | null {
+  for (const message of messages) {
+    if (message.role !== 'assistant') continue;
+    const call = message.tool_calls?.find((c) => c.id === toolCallId);
+    if (call) return call.function.name;
+  }
+  return null;
+}
+
+function textOf(content: string | ChatContentPart[] | null): string {
+  if (content === null) return '';
+  if (typeof content === 'string') return content;
+  return content.filter((p): p is Extract<ChatContentPart, { type: 'text' }> => p.type === 'text').map((p) => p.text).join('\n');
+}
+
+function shorten(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const chars = Array.from(flat);
+  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join('')}…`;
+}
+
+function quote(text: string): string {
+  return `"${text}"`;
+}
+
+/** Splits text into about `target` pieces on word boundaries (every piece non-empty). */
+function splitIntoDeltas(text: string, target = 6): string[] {
+  const tokens = text.match(/\S+\s*|\s+/g) ?? [];
+  if (tokens.length === 0) return text ? [text] : [];
+  const perPiece = Math.max(1, Math.ceil(tokens.length / target));
+  const pieces: string[] = [];
+  for (let i = 0; i < tokens.length; i += perPiece) pieces.push(tokens.slice(i, i + perPiece).join(''));
+  return pieces;
+}
+
+/** Splits text into `count` pieces of about equal length (for JSON arguments, which have no spaces). */
+function splitEvenly(text: string, count: number): string[] {
+  const chars = Array.from(text);
+  const size = Math.max(1, Math.ceil(chars.length / count));
+  const pieces: string[] = [];
+  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(''));
+  return pieces;
+}

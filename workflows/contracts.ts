@@ -1,0 +1,42 @@
+/**
+ * What workflows share with their callers (API, activities, worker, CLI, the local stack): workflow ids,
+ * signal and query names, and the search attributes operators filter on. Free of SDK imports and of
+ * workflow code, so any layer may import it; it is the one file lint lets lower layers take from here.
+ */
+
+/** A search attribute key, structurally the SDK's `SearchAttributeKey<'KEYWORD'>`. */
+export interface KeywordAttribute { readonly name: string; readonly type: 'KEYWORD' }
+
+const keyword = (name: string): KeywordAttribute => ({ name, type: 'KEYWORD' });
+
+/** Custom search attributes every request workflow carries (the dev server registers them at start). */
+export const RequestIdKey = keyword('GatewayRequestId');
+export const WorkspaceIdKey = keyword('GatewayWorkspaceId');
+export const ApiKeyIdKey = keyword('GatewayApiKeyId');
+export const ModelKey = keyword('GatewayModel');
+export const EndpointKey = keyword('GatewayEndpoint');
+export const GATEWAY_SEARCH_ATTRIBUTES: readonly KeywordAttribute[] = [RequestIdKey, WorkspaceIdKey, ApiKeyIdKey, ModelKey, EndpointKey];
+
+/** Workflow ids. */
+export const requestWorkflowId = (requestId: string): string => `req-${requestId}`;
+export const pingWorkflowId = (requestId: string): string => `ping-${requestId}`;
+/** Prefix of the workflow id an Idempotency-Key names (the rest is derived from workspace, scope and key). */
+export const IDEMPOTENT_REQUEST_PREFIX = 'idem';
+export const MONTHLY_GRANT_SCHEDULE_ID = 'monthly-credit-grants';
+
+export function budgetWatcherId(workspaceId: string): string {
+  return `budget-${workspaceId}`;
+}
+
+export function alertDeliveryWorkflowId(d: { alertId: string; cycle: string; channel: string }): string {
+  return `budget-alert-${d.alertId}-${d.cycle}-${d.channel}`;
+}
+
+/** The budget watcher's signal (a settlement changed the workspace's spend) and status query. */
+export const SPEND_CHANGED_SIGNAL = 'budgetSpendChanged';
+export const WATCHER_STATUS_QUERY = 'budgetWatcherStatus';
+
+export interface SpendChanged {
+  /** The billing cycle the settlement belongs to. */
+  cycle: string;
+}
