@@ -1,28 +1,52 @@
 /**
- * Gateway errors crossing the Temporal boundary. Activities throw ApplicationFailures whose type is the
- * error class name and whose first detail is its JSON; the API turns any Temporal failure chain back into
- * the gateway error it carries.
+ * Gateway errors crossing the Temporal boundary, one policy for every activity. An activity's error leaves
+ * as an ApplicationFailure whose type is the error class name and whose first detail is its JSON (with the
+ * error's own `retryable` and `fallsBack` decisions); the workflow and the API read those back instead of
+ * keeping lists of their own. Pure (no activity context), so workflow code may import it.
  */
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import {
   GATEWAY_ERROR_NAMES, GatewayError, gatewayErrorFromJSON, InternalError, UpstreamError, type SerializedGatewayError,
 } from '../core/errors';
 
-/** Wraps a gateway error as a failure Temporal can carry; caller errors never retry. */
-export function toApplicationFailure(err: GatewayError): ApplicationFailure {
-  const retryable = err instanceof UpstreamError ? err.retryable : false;
+/** Retry delays for one step: exponential with jitter; a Retry-After longer than this means "fall back now". */
+const BASE_DELAY_MS = 250;
+const MAX_DELAY_MS = 4_000;
+export const MAX_RETRY_AFTER_MS = 10_000;
+
+export function retryDelayMs(attempt: number, retryAfterMs: number | null, random = Math.random): number | null {
+  if (retryAfterMs !== null && retryAfterMs > MAX_RETRY_AFTER_MS) return null;
+  const exponential = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** (attempt - 1));
+  const jittered = Math.round(exponential * (0.5 + random() * 0.5));
+  return Math.max(jittered, retryAfterMs ?? 0);
+}
+
+/**
+ * The failure an activity throws for `err` on its `attempt`-th try: typed errors decide whether a retry may
+ * help (a transient upstream failure waits with backoff or its Retry-After; one too long to wait for is
+ * final so the chain falls back now; caller errors never retry); anything untyped is a hiccup of our own
+ * (storage, database) and is retried under the activity's policy. Temporal's own failures pass through.
+ */
+export function toActivityFailure(err: unknown, attempt: number): TemporalFailure {
+  if (err instanceof TemporalFailure) return err;
+  const error = err instanceof GatewayError ? err : new InternalError(err instanceof Error ? err.message : String(err), { transient: true });
+  const delay = error.retryable ? retryDelayMs(attempt, error instanceof UpstreamError ? error.retryAfterMs : null) : null;
   return ApplicationFailure.create({
-    message: err.message,
-    type: err.name,
-    nonRetryable: !retryable,
-    details: [err.toJSON()],
-    // Honour the upstream's Retry-After for the next attempt.
-    nextRetryDelay: err instanceof UpstreamError && err.retryAfterMs ? err.retryAfterMs : undefined,
+    message: error.message,
+    type: error.name,
+    details: [error.toJSON()],
+    nonRetryable: delay === null,
+    nextRetryDelay: delay ?? undefined,
   });
 }
 
 /** Finds the gateway error inside any error or Temporal failure chain. */
 export function toGatewayError(err: unknown): GatewayError {
+  return findGatewayError(err) ?? new InternalError(err instanceof Error ? err.message : String(err));
+}
+
+/** The gateway error a failure chain carries, or null when it carries none (e.g. a timeout of Temporal's own). */
+export function findGatewayError(err: unknown): GatewayError | null {
   if (err instanceof GatewayError) return err;
   let current: unknown = err;
   for (let depth = 0; current && depth < 10; depth++) {
@@ -36,5 +60,10 @@ export function toGatewayError(err: unknown): GatewayError {
       break;
     }
   }
-  return new InternalError(err instanceof Error ? err.message : String(err));
+  return null;
+}
+
+/** Whether the next model of a chain may take over after this failure (the error's own decision). */
+export function mayFallBack(err: unknown): boolean {
+  return findGatewayError(err)?.fallsBack ?? false;
 }

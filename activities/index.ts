@@ -8,6 +8,7 @@ import { createRequestActivities } from './requests';
 import { createStreamActivities as createChatStreamActivities } from './stream-chat';
 import { createImageStreamActivities } from './stream-images';
 import type { StreamRegistry } from './stream-registry';
+import { withFailurePolicy } from './failure-policy';
 import { createSystemActivities } from './system';
 import { createBillingActivities } from './billing';
 import { createBudgetActivities } from './budget';
@@ -15,20 +16,20 @@ import { createVideoActivities } from './videos';
 
 
 export function createActivities(deps: ActivityDeps) {
-  return {
+  return withFailurePolicy({
     ...createSystemActivities(deps),
     ...createRequestActivities(deps),
     ...createBillingActivities(deps),
     ...createBudgetActivities(deps),
     ...createVideoActivities(deps),
-  };
+  });
 }
 
 export type GatewayActivities = ReturnType<typeof createActivities>;
 
 /** Activities of the per-API-process stream worker (they write to connections this process holds). */
 export function createStreamActivities(deps: ActivityDeps & { streams: StreamRegistry }) {
-  return { ...createChatStreamActivities(deps), ...createImageStreamActivities(deps) };
+  return withFailurePolicy({ ...createChatStreamActivities(deps), ...createImageStreamActivities(deps) });
 }
 
 export type StreamActivities = ReturnType<typeof createStreamActivities>;

@@ -4,7 +4,7 @@
  * fall back); after it, every ending (finish, upstream error, client gone) is returned with what was used,
  * so the workflow settles exactly that. Heartbeats carry the running usage in case this process dies.
  */
-import { activityInfo, ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { activityInfo, heartbeat } from '@temporalio/activity';
 import { chatCost } from '../catalog/pricing';
 import type { ChatCompletionBody } from '../endpoints/chat/body';
 import type { StreamRegistry } from './stream-registry';
@@ -12,13 +12,12 @@ import { fileReferences, inlineReferencedFiles } from '../endpoints/chat/file-re
 import { promptCharacters, toChatRequest } from '../endpoints/chat/request';
 import { chunkObject, openAIFinishReason, usageObject } from '../endpoints/chat/response';
 import { estimateTokens } from '../endpoints/chat/tokens';
-import { GatewayError, InternalError, NotFoundError, UpstreamError } from '../core/errors';
+import { GatewayError, NotFoundError, UpstreamError } from '../core/errors';
 import { microToCredits } from '../core/money';
-import { toApplicationFailure } from './failures';
+import { modelAdapter } from '../endpoints/model-adapter';
 import type { ChatStreamPart, FinishReason, SimulationDirective } from '../providers/types';
 import type { ActivityDeps } from './deps';
 import { loadPayload, type PayloadRef } from './request-io';
-import { retryDelayMs } from './requests';
 
 export interface StreamChatInput {
   requestId: string;
@@ -60,7 +59,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
       if (sink.clientGone) return none;
 
       const record = await deps.catalog.get(input.model);
-      if (!record) throw toApplicationFailure(new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' }));
+      if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
       const body = (await loadPayload(deps.storage, input.body)) as ChatCompletionBody;
       const includeUsage = Boolean(body.stream_options?.include_usage);
       const promptTokensEstimate = estimateTokens(promptCharacters(body));
@@ -70,7 +69,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
       let iterator: AsyncIterator<ChatStreamPart>;
       let first: IteratorResult<ChatStreamPart>;
       try {
-        const adapter = deps.providers.get(record.provider).chat!(record.upstreamId);
+        const adapter = modelAdapter(deps.providers, record, 'chat');
         const messages = fileReferences(body.messages).length === 0 ? body.messages : await inlineReferencedFiles(body.messages, {
           db: deps.db, storage: deps.storage, workspaceId: input.workspaceId ?? '', imagesAsImageUrl: Boolean(record.capabilities.vision),
         });
@@ -80,7 +79,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
         first = await iterator.next();
       } catch (err) {
         if (sink.clientGone) return none;
-        throw failureBeforeFirstByte(err, attempt);
+        throw err; // before the first byte: retried or fallen back under the one failure policy
       }
 
       const base = { requestId: input.requestId, created: input.created, model: record.slug };
@@ -147,13 +146,4 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
       return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error };
     },
   };
-}
-
-function failureBeforeFirstByte(err: unknown, attempt: number): ApplicationFailure {
-  if (err instanceof UpstreamError && err.retryable) {
-    const delay = retryDelayMs(attempt, err.retryAfterMs);
-    return ApplicationFailure.create({ message: err.message, type: err.name, details: [err.toJSON()], nonRetryable: delay === null, nextRetryDelay: delay ?? undefined });
-  }
-  if (err instanceof GatewayError) return toApplicationFailure(err);
-  return toApplicationFailure(new InternalError(err instanceof Error ? err.message : String(err)));
 }

@@ -4,21 +4,21 @@
  * their bytes never enter workflow history), and close the job's books. Thin over domain/ and the
  * provider adapters; gateway errors leave as ApplicationFailures the workflow can read.
  */
-import { activityInfo, ApplicationFailure, Context } from '@temporalio/activity';
+import { activityInfo, Context } from '@temporalio/activity';
 import { Readable } from 'node:stream';
 import { validateModelParams } from '../catalog/params';
 import { videoCost } from '../catalog/pricing';
 import type { ModelRecord } from '../catalog/types';
-import { GatewayError, InternalError, InvalidRequestError, NotFoundError, PermissionDeniedError, UpstreamError } from '../core/errors';
+import { GatewayError, InternalError, InvalidRequestError, NotFoundError, UpstreamError } from '../core/errors';
+import { eligibleModel } from '../domain/model-eligibility';
+import { modelAdapter } from '../endpoints/model-adapter';
 import type { UsageRecord } from '../domain/request-accounting';
 import {
   completeVideoJob, failVideoJob, isVideoJobOpen, markVideoJobProcessing, recordVideoProgress, type StoredVideo, type VideoJobError, type VideoJobSpec,
 } from '../domain/video-jobs';
-import { toApplicationFailure } from './failures';
 import type { SimulationDirective, VideoModelAdapter, VideoSubmitRequest } from '../providers/types';
 import type { ActivityDeps } from './deps';
 import { signalBudgetWatcherQuietly } from './budget-signal';
-import { retryDelayMs } from './requests';
 
 /** Largest video copied from a provider's URL. */
 const MAX_VIDEO_BYTES = 2 * 1024 ** 3;
@@ -40,9 +40,7 @@ export function createVideoActivities(deps: ActivityDeps) {
   async function videoModel(model: string): Promise<{ record: ModelRecord; adapter: VideoModelAdapter }> {
     const record = await deps.catalog.get(model);
     if (!record) throw new NotFoundError(`The model '${model}' does not exist.`, { code: 'model_not_found', param: 'model' });
-    const provider = deps.providers.get(record.provider);
-    if (!provider.video) throw new UpstreamError(`Provider '${record.provider}' serves no video models`, { kind: 'not_configured', provider: record.provider });
-    return { record, adapter: provider.video(record.upstreamId) };
+    return { record, adapter: modelAdapter(deps.providers, record, 'video') };
   }
 
   return {
@@ -50,12 +48,7 @@ export function createVideoActivities(deps: ActivityDeps) {
     async planVideoHop(input: { jobId: string; model: string; spec: VideoJobSpec }): Promise<VideoPlan> {
       if (!(await isVideoJobOpen(deps.db, input.jobId))) return { ok: false, error: { code: 'job_not_found', message: 'The job no longer exists or has already ended.' } };
       try {
-        const record = await deps.catalog.get(input.model);
-        if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found', param: 'model' });
-        if (record.modality !== 'video') throw new InvalidRequestError(`Model '${input.model}' is not a video model.`, { code: 'model_modality_mismatch', param: 'model' });
-        if (input.spec.allowedModels && !input.spec.allowedModels.includes(input.model)) {
-          throw new PermissionDeniedError(`This API key may not use model '${input.model}'.`, { code: 'model_not_allowed', param: 'model' });
-        }
+        const record = await eligibleModel(deps.catalog, { model: input.model, modality: 'video', allowedModels: input.spec.allowedModels });
         if (input.spec.image && !record.capabilities.imageToVideo) {
           throw new InvalidRequestError(`Model '${input.model}' does not take a reference image.`, { code: 'image_not_supported_by_model', param: 'image_url' });
         }
@@ -69,54 +62,45 @@ export function createVideoActivities(deps: ActivityDeps) {
 
     async submitVideo(input: { jobId: string; model: string; spec: VideoJobSpec; params: Record<string, unknown>; simulate?: SimulationDirective }): Promise<{ operationId: string }> {
       const attempt = activityInfo().attempt;
-      try {
-        const { adapter } = await videoModel(input.model);
-        const image = input.spec.image ? { data: await deps.storage.getBuffer(input.spec.image.storageKey), mediaType: input.spec.image.mediaType } : undefined;
-        return await adapter.doSubmit(toSubmitRequest(input.spec.prompt, input.params, image), {
-          requestId: input.jobId, signal: Context.current().cancellationSignal,
-          simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
-        });
-      } catch (err) {
-        throw asFailure(err, attempt);
-      }
+      const { adapter } = await videoModel(input.model);
+      const image = input.spec.image ? { data: await deps.storage.getBuffer(input.spec.image.storageKey), mediaType: input.spec.image.mediaType } : undefined;
+      return await adapter.doSubmit(toSubmitRequest(input.spec.prompt, input.params, image), {
+        requestId: input.jobId, signal: Context.current().cancellationSignal,
+        simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
+      });
     },
 
     /** One look at the upstream job; on success the videos are copied into our bucket before returning. */
     async pollVideo(input: { jobId: string; workspaceId: string; model: string; operationId: string }): Promise<VideoPollOutcome> {
-      const attempt = activityInfo().attempt;
-      try {
-        const { adapter } = await videoModel(input.model);
-        const signal = Context.current().cancellationSignal;
-        const answer = await adapter.doPoll(input.operationId, { requestId: input.jobId, signal });
-        if (answer.status === 'processing') {
-          const progress = Math.max(0, Math.min(99, Math.floor(answer.progress ?? 0)));
-          await recordVideoProgress(deps.db, input.jobId, progress);
-          return { status: 'processing', progress };
-        }
-        if (answer.status === 'failed') {
-          return { status: 'failed', error: { code: answer.retryable === false ? 'video_rejected' : 'video_generation_failed', message: answer.error } };
-        }
-        if (answer.videos.length === 0) throw new UpstreamError('The provider finished the job without a video', { kind: 'bad_response', provider: input.model });
-        const videos: StoredVideo[] = [];
-        for (const [index, video] of answer.videos.entries()) {
-          const contentType = video.mediaType || 'video/mp4';
-          const storageKey = `videos/${input.workspaceId}/${input.jobId}/${index}.${contentType === 'video/webm' ? 'webm' : 'mp4'}`;
-          let bytes: number;
-          if (video.data) {
-            await deps.storage.put(storageKey, video.data, { contentType, contentLength: video.data.length });
-            bytes = video.data.length;
-          } else if (video.url) {
-            bytes = await copyFromUrl(video.url, storageKey, contentType, signal);
-          } else {
-            throw new UpstreamError('The provider reported a video without bytes or a URL', { kind: 'bad_response', provider: input.model });
-          }
-          Context.current().heartbeat();
-          videos.push({ storageKey, contentType, bytes, durationSeconds: video.durationSeconds ?? null });
-        }
-        return { status: 'succeeded', videos };
-      } catch (err) {
-        throw asFailure(err, attempt);
+      const { adapter } = await videoModel(input.model);
+      const signal = Context.current().cancellationSignal;
+      const answer = await adapter.doPoll(input.operationId, { requestId: input.jobId, signal });
+      if (answer.status === 'processing') {
+        const progress = Math.max(0, Math.min(99, Math.floor(answer.progress ?? 0)));
+        await recordVideoProgress(deps.db, input.jobId, progress);
+        return { status: 'processing', progress };
       }
+      if (answer.status === 'failed') {
+        return { status: 'failed', error: { code: answer.retryable === false ? 'video_rejected' : 'video_generation_failed', message: answer.error } };
+      }
+      if (answer.videos.length === 0) throw new UpstreamError('The provider finished the job without a video', { kind: 'bad_response', provider: input.model });
+      const videos: StoredVideo[] = [];
+      for (const [index, video] of answer.videos.entries()) {
+        const contentType = video.mediaType || 'video/mp4';
+        const storageKey = `videos/${input.workspaceId}/${input.jobId}/${index}.${contentType === 'video/webm' ? 'webm' : 'mp4'}`;
+        let bytes: number;
+        if (video.data) {
+          await deps.storage.put(storageKey, video.data, { contentType, contentLength: video.data.length });
+          bytes = video.data.length;
+        } else if (video.url) {
+          bytes = await copyFromUrl(video.url, storageKey, contentType, signal);
+        } else {
+          throw new UpstreamError('The provider reported a video without bytes or a URL', { kind: 'bad_response', provider: input.model });
+        }
+        Context.current().heartbeat();
+        videos.push({ storageKey, contentType, bytes, durationSeconds: video.durationSeconds ?? null });
+      }
+      return { status: 'succeeded', videos };
     },
 
     async markVideoJobProcessing(input: { jobId: string; model: string }): Promise<void> {
@@ -126,7 +110,7 @@ export function createVideoActivities(deps: ActivityDeps) {
     /** Settles at the exact price of what was produced and finishes the job (one transaction). */
     async completeVideoJob(input: { jobId: string; reservationId: string; model: string; params: Record<string, unknown>; videos: StoredVideo[]; usage: UsageRecord }): Promise<{ chargedMicro: number }> {
       const record = await deps.catalog.get(input.model);
-      if (!record) throw toApplicationFailure(new InternalError(`model ${input.model} vanished from the catalog`));
+      if (!record) throw new InternalError(`model ${input.model} vanished from the catalog`);
       const requestedSeconds = priceParams(input.params).seconds;
       // Each video at the requested length, or shorter when the provider says it made a shorter one.
       const chargeMicro = input.videos.reduce((sum, v) => sum + videoCost(record, {
@@ -181,19 +165,4 @@ function toSubmitRequest(prompt: string, params: Record<string, unknown>, image?
     ...(image ? { image } : {}),
     params: extra,
   };
-}
-
-/**
- * Transient upstream failures retry with backoff (a Retry-After too long to wait for means: try the next
- * model now); caller errors never retry; our own stores' hiccups (S3, Postgres) retry under the policy.
- */
-function asFailure(err: unknown, attempt: number): ApplicationFailure {
-  if (err instanceof ApplicationFailure) return err;
-  if (err instanceof UpstreamError && err.retryable) {
-    const delay = retryDelayMs(attempt, err.retryAfterMs);
-    return ApplicationFailure.create({ message: err.message, type: err.name, details: [err.toJSON()], nonRetryable: delay === null, nextRetryDelay: delay ?? undefined });
-  }
-  if (err instanceof GatewayError) return toApplicationFailure(err);
-  const internal = new InternalError(err instanceof Error ? err.message : String(err));
-  return ApplicationFailure.create({ message: internal.message, type: internal.name, details: [internal.toJSON()], nonRetryable: false });
 }

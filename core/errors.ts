@@ -41,9 +41,21 @@ export abstract class GatewayError extends Error {
     this.headers = opts.headers ?? {};
   }
 
-  toJSON(): GatewayErrorFields & { name: string } {
+  /** Whether trying the same step again may succeed (transient upstream failures; our own stores' hiccups). */
+  get retryable(): boolean {
+    return false;
+  }
+
+  /** Whether the next model of a fallback chain may serve what this one could not (never for caller errors). */
+  get fallsBack(): boolean {
+    return false;
+  }
+
+  toJSON(): GatewayErrorFields & { name: string; retryable: boolean; fallsBack: boolean } {
     return {
       name: this.name,
+      retryable: this.retryable,
+      fallsBack: this.fallsBack,
       message: this.message,
       status: this.status,
       type: this.type,
@@ -123,11 +135,12 @@ export type UpstreamFailureKind = 'rate_limited' | 'server_error' | 'timeout' | 
  * A provider call failed. `retryable` decides both Temporal's retry policy and whether a fallback hop may
  * run (caller errors never fall back). `status` is what the client sees once the chain is exhausted.
  */
+const TRANSIENT_UPSTREAM_KINDS: ReadonlySet<UpstreamFailureKind> = new Set(['rate_limited', 'server_error', 'timeout', 'network']);
+
 export class UpstreamError extends GatewayError {
   readonly type: ErrorType;
   readonly status: number;
   readonly kind: UpstreamFailureKind;
-  readonly retryable: boolean;
   readonly retryAfterMs: number | null;
   readonly provider: string;
   readonly upstreamStatus: number | null;
@@ -148,9 +161,17 @@ export class UpstreamError extends GatewayError {
     this.provider = opts.provider;
     this.upstreamStatus = opts.upstreamStatus ?? null;
     this.retryAfterMs = retryAfterMs;
-    this.retryable = opts.kind === 'rate_limited' || opts.kind === 'server_error' || opts.kind === 'timeout' || opts.kind === 'network';
     this.status = upstreamClientStatus(opts.kind, this.upstreamStatus);
     this.type = opts.kind === 'caller_error' ? 'invalid_request_error' : opts.kind === 'rate_limited' ? 'rate_limit_error' : 'upstream_error';
+  }
+
+  /** Throttling, 5xx, timeouts and unreachable hosts are transient: retried, then the chain falls back. */
+  override get retryable(): boolean {
+    return TRANSIENT_UPSTREAM_KINDS.has(this.kind);
+  }
+
+  override get fallsBack(): boolean {
+    return this.retryable;
   }
 
   override toJSON() {
@@ -192,6 +213,17 @@ function upstreamClientStatus(kind: UpstreamFailureKind, upstreamStatus: number 
 export class InternalError extends GatewayError {
   readonly status = 500;
   readonly type = 'server_error' as const;
+  private readonly transient: boolean;
+
+  /** `transient`: an unexpected failure of our own (a store's hiccup), worth retrying; a known dead end is not. */
+  constructor(message: string, opts: { code?: string | null; transient?: boolean } = {}) {
+    super(message, { code: opts.code ?? null });
+    this.transient = opts.transient ?? false;
+  }
+
+  override get retryable(): boolean {
+    return this.transient;
+  }
 }
 
 export type SerializedGatewayError = ReturnType<GatewayError['toJSON']> & {
@@ -227,7 +259,7 @@ export function gatewayErrorFromJSON(json: SerializedGatewayError): GatewayError
         param: json.param,
       });
     default:
-      return new InternalError(json.message, opts);
+      return new InternalError(json.message, { code: json.code, transient: json.retryable === true });
   }
 }
 

@@ -11,6 +11,7 @@
  */
 import type { Knex } from 'knex';
 import { InsufficientCreditsError, PermissionDeniedError } from '../core/errors';
+import { usageRecordJson, type UsageRecord } from './usage-record';
 
 /** A knex handle or a transaction: inside a caller's transaction each operation nests as a savepoint. */
 export type Db = Knex | Knex.Transaction;
@@ -181,18 +182,18 @@ export interface SettleOutcome {
  * with it when given). Idempotent: settling a reservation that is no longer held returns its recorded
  * outcome.
  */
-export async function settle(db: Db, opts: { reservationId: string; chargeMicro: number; model?: string; usage?: unknown }): Promise<SettleOutcome> {
+export async function settle(db: Db, opts: { reservationId: string; chargeMicro: number; model?: string; usage?: UsageRecord }): Promise<SettleOutcome> {
   if (!Number.isSafeInteger(opts.chargeMicro) || opts.chargeMicro < 0) throw new RangeError('charge must be a non-negative integer of micro-credits');
   const { rows } = await db.raw('select gateway_settle(?, ?, ?, ?::jsonb) as r', [
-    opts.reservationId, opts.chargeMicro, opts.model ?? null, opts.usage === undefined ? null : JSON.stringify(opts.usage),
+    opts.reservationId, opts.chargeMicro, opts.model ?? null, opts.usage === undefined ? null : usageRecordJson(opts.usage),
   ]);
   return { chargedMicro: Number(rows[0].r.chargedMicro), uncoveredMicro: Number(rows[0].r.uncoveredMicro) };
 }
 
 /** Gives the whole hold back (the request failed or was refused), recording its usage when given. Idempotent. */
-export async function refund(db: Db, opts: { reservationId: string; reason: string; usage?: unknown }): Promise<Reservation> {
+export async function refund(db: Db, opts: { reservationId: string; reason: string; usage?: UsageRecord }): Promise<Reservation> {
   const { rows } = await db.raw('select gateway_refund(?, ?, ?::jsonb) as r', [
-    opts.reservationId, opts.reason, opts.usage === undefined ? null : JSON.stringify(opts.usage),
+    opts.reservationId, opts.reason, opts.usage === undefined ? null : usageRecordJson(opts.usage),
   ]);
   return toReservation(rows[0].r);
 }

@@ -5,26 +5,9 @@
  */
 import type { Knex } from 'knex';
 import { refund, settle } from './ledger';
+import { usageRecordJson, type UsageRecord } from './usage-record';
 
-export type RequestStatus = 'succeeded' | 'failed' | 'cancelled';
-
-export interface UsageRecord {
-  requestId: string;
-  workspaceId: string;
-  apiKeyId: string | null;
-  endpoint: string;
-  modelRequested: string;
-  modelUsed: string | null;
-  fallbackDepth: number;
-  status: RequestStatus;
-  inputTokens: number;
-  outputTokens: number;
-  /** Non-token units: images, seconds of audio, characters. */
-  units?: Record<string, number>;
-  clientRequestId?: string | null;
-  errorCode?: string | null;
-  latencyMs?: number | null;
-}
+export type { RequestStatus, UsageRecord } from './usage-record';
 
 /** Charges `chargeMicro` against the reservation and records the usage, in one transaction. Idempotent. */
 export async function settleRequest(db: Knex, opts: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number; uncoveredMicro: number }> {
@@ -35,7 +18,7 @@ export async function settleRequest(db: Knex, opts: { reservationId: string; cha
 export async function failRequest(db: Knex, opts: { reservationId: string | null; reason: string; usage: UsageRecord }): Promise<void> {
   const usage = { ...opts.usage, inputTokens: 0, outputTokens: 0 };
   if (opts.reservationId) await refund(db, { reservationId: opts.reservationId, reason: opts.reason, usage });
-  else await db.raw('select gateway_record_usage(?::jsonb, 0)', [JSON.stringify(usage)]);
+  else await db.raw('select gateway_record_usage(?::jsonb, 0)', [usageRecordJson(usage)]);
 }
 
 /** Tokens a key used today (UTC), for its daily cap. */

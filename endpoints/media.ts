@@ -9,23 +9,11 @@ import { UpstreamError } from '../core/errors';
 import type { UploadRef } from '../domain/uploads';
 import type { ObjectStorage } from '../infra/storage';
 import { upstreamBytes } from '../providers/http';
-import type { CallContext, GeneratedImage, ImageInputFile, Provider } from '../providers/types';
+import type { CallContext, GeneratedImage, ImageInputFile } from '../providers/types';
 import type { CallEnv, EndpointResponse } from './types';
 
 /** Lifetime of the signed URLs in media responses: about an hour, as OpenAI's image URLs. */
 export const RESULT_URL_TTL_SECONDS = 3600;
-
-type MediaModality = 'image' | 'speech' | 'transcription' | 'music';
-
-/** The record's adapter for a modality; a provider without one cannot serve the model here (503). */
-export function mediaAdapter<M extends MediaModality>(record: ModelRecord, env: CallEnv, modality: M): ReturnType<NonNullable<Provider[M]>> {
-  const provider = env.providers.get(record.provider);
-  const bind = provider[modality] as ((upstreamModel: string) => ReturnType<NonNullable<Provider[M]>>) | undefined;
-  if (!bind) {
-    throw new UpstreamError(`Provider '${record.provider}' has no ${modality} adapter on this gateway, so '${record.slug}' cannot be served.`, { kind: 'not_configured', provider: record.provider });
-  }
-  return bind.call(provider, record.upstreamId);
-}
 
 export function callContext(env: CallEnv): CallContext {
   return { requestId: env.requestId, simulate: env.simulate, signal: env.signal };

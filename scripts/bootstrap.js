@@ -45,6 +45,24 @@ function ensureDependencies() {
 function build() {
   say('compiling TypeScript ...');
   execSync(`"${process.execPath}" "${path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')}" -p tsconfig.json`, { cwd: root, stdio: 'inherit' });
+  removeStaleOutputs(path.join(root, 'dist'));
+}
+
+/** Compiled files whose source was moved or deleted (tsc never removes them; stale tests would still run). */
+function removeStaleOutputs(dir) {
+  if (!fs.existsSync(dir)) return;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      removeStaleOutputs(full);
+      if (fs.readdirSync(full).length === 0) fs.rmdirSync(full);
+      continue;
+    }
+    const match = /^(.*)\.js(\.map)?$/.exec(entry.name);
+    if (!match) continue;
+    const source = path.join(root, path.relative(path.join(root, 'dist'), dir), `${match[1]}.ts`);
+    if (!fs.existsSync(source)) fs.rmSync(full);
+  }
 }
 
 function main() {

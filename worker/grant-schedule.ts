@@ -3,7 +3,7 @@
  * a worker starts, and the on-demand run of one cycle (`gateway schedule trigger`).
  */
 import { ScheduleAlreadyRunning, type Client, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
-import type { MonthlyCreditGrantsInput, MonthlyCreditGrantsResult } from '../workflows/monthly-credit-grants';
+import type { MonthlyCreditGrantsInput, MonthlyCreditGrantsResult, monthlyCreditGrantsWorkflow } from '../workflows/monthly-credit-grants';
 
 import { MONTHLY_GRANT_SCHEDULE_ID } from '../workflows/contracts';
 
@@ -81,12 +81,12 @@ export function grantRunWorkflowId(cycle: string): string {
 export async function runGrantCycle(client: Client, opts: { taskQueue: string; cycle: string; batchSize?: number; batchesPerRun?: number }): Promise<MonthlyCreditGrantsResult & { workflowId: string }> {
   const workflowId = grantRunWorkflowId(opts.cycle);
   const input: MonthlyCreditGrantsInput = { cycle: opts.cycle, batchSize: opts.batchSize, batchesPerRun: opts.batchesPerRun };
-  const handle = await client.workflow.start(MONTHLY_GRANT_WORKFLOW, {
+  const handle = await client.workflow.start<typeof monthlyCreditGrantsWorkflow>(MONTHLY_GRANT_WORKFLOW, {
     workflowId,
     taskQueue: opts.taskQueue,
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
-  const result = (await handle.result()) as MonthlyCreditGrantsResult;
+  const result = await handle.result();
   return { ...result, workflowId };
 }

@@ -6,7 +6,7 @@
 import { ActivityFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { StreamActivities } from '../activities';
 import type { StreamChatOutcome, StreamProgress } from '../activities/stream-chat';
-import { failExhausted, gatewayErrorOf, holdForHop, ledger, mayFallBack, usageBase, type HopRecord, type ModelRequestInput } from './request-steps';
+import { ledger, serveAlongChain, type HopRecord, type HopServed, type ModelRequestInput } from './request-steps';
 
 export interface ChatStreamInput extends ModelRequestInput {
   /** Task queue of the API process that holds the client's connection. */
@@ -47,60 +47,43 @@ function lastProgress(err: unknown): StreamProgress | null {
 }
 
 export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatStreamResult> {
-  const startedAt = Date.now();
   const stream = proxyActivities<StreamActivities>({
     ...STREAM_OPTIONS,
     taskQueue: input.streamTaskQueue,
     // The process is local to the request: if it cannot pick the task up quickly, it is gone.
     scheduleToStartTimeout: '15 seconds',
   });
-  const hops: HopRecord[] = [];
-  let lastFailure: unknown = null;
-
-  for (let depth = 0; depth < input.chain.length; depth++) {
-    const model = input.chain[depth];
-    const reservationId = await holdForHop(input, depth, hops);
-    if (reservationId === 'stop') break;
-    if (reservationId === null) continue;
-
-    let outcome: StreamChatOutcome;
-    let chargeMicro: number;
-    try {
+  const { detail, ...result } = await serveAlongChain<StreamChatOutcome['ending']>(input, {
+    async call(model, depth) {
       const args = {
         requestId: input.requestId, model, body: input.body, created: input.created,
         fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, simulate: input.simulate, workspaceId: input.workspaceId,
       };
-      outcome = input.localWorker ? await streamHere.streamChat(args) : { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
+      let outcome: StreamChatOutcome = input.localWorker ? await streamHere.streamChat(args) : { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
       if (outcome.ending === 'not_here') outcome = await stream.streamChat(args);
       // The process holding the connection no longer knows the request: nothing was streamed from here.
       if (outcome.ending === 'not_here') outcome = { ...outcome, ending: 'client_disconnected' };
-      chargeMicro = outcome.chargeMicro;
-    } catch (err) {
+      return streamed(outcome, outcome.chargeMicro);
+    },
+    // The process holding the stream died mid-answer: bill what its last heartbeat reported.
+    async billAfterFailure(err, model) {
       const progress = lastProgress(err);
-      if (!progress || progress.outputChars === 0) {
-        await ledger.releaseCredits({ reservationId, reason: 'stream failed before its first byte' });
-        hops.push({ model, outcome: 'failed', reason: gatewayErrorOf(err)?.message ?? String(err) });
-        lastFailure = err;
-        if (mayFallBack(err)) continue;
-        break;
-      }
-      // The process holding the stream died mid-answer: bill what its last heartbeat reported.
+      if (!progress || progress.outputChars === 0) return null;
       const outputTokens = Math.ceil(progress.outputChars / 4);
-      outcome = { ending: 'client_disconnected', inputTokens: progress.inputTokens, outputTokens, chargeMicro: 0, finishReason: null };
-      chargeMicro = await ledger.priceChatUsage({ model, inputTokens: progress.inputTokens, outputTokens });
-    }
+      const chargeMicro = await ledger.priceChatUsage({ model, inputTokens: progress.inputTokens, outputTokens });
+      return streamed({ ending: 'client_disconnected', inputTokens: progress.inputTokens, outputTokens, chargeMicro, finishReason: null }, chargeMicro);
+    },
+  });
+  return { ...result, ending: detail };
+}
 
-    const settled = await ledger.settleRequest({
-      reservationId,
-      chargeMicro,
-      usage: {
-        ...usageBase(input), modelUsed: model, fallbackDepth: depth, status: outcome.ending === 'completed' ? 'succeeded' : 'cancelled',
-        inputTokens: outcome.inputTokens, outputTokens: outcome.outputTokens, latencyMs: Date.now() - startedAt,
-        errorCode: outcome.ending === 'completed' ? null : outcome.ending,
-      },
-    });
-    hops.push({ model, outcome: 'served' });
-    return { modelUsed: model, fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, creditsUsedMicro: settled.chargedMicro, ending: outcome.ending, hops };
-  }
-  return failExhausted(input, hops, lastFailure, startedAt);
+function streamed(outcome: StreamChatOutcome, chargeMicro: number): HopServed<StreamChatOutcome['ending']> {
+  const completed = outcome.ending === 'completed';
+  return {
+    chargeMicro,
+    usage: { inputTokens: outcome.inputTokens, outputTokens: outcome.outputTokens },
+    status: completed ? 'succeeded' : 'cancelled',
+    errorCode: completed ? null : outcome.ending,
+    detail: outcome.ending,
+  };
 }

@@ -6,7 +6,7 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { StreamActivities } from '../activities';
-import { ledger, serveAlongChain, usageBase, type ModelRequestInput, type ModelRequestResult } from './request-steps';
+import { ledger, requestResult, serveAlongChain, servedCall, usageBase, type ModelRequestInput, type ModelRequestResult } from './request-steps';
 
 export interface ImageStreamInput extends ModelRequestInput {
   /** Task queue of the API process that holds the client's connection. */
@@ -31,11 +31,11 @@ export async function imageStreamWorkflow(input: ImageStreamInput): Promise<Mode
     // The activity sets each retry's delay (exponential with jitter, or the upstream's Retry-After).
     retry: { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
   });
-  return serveAlongChain(input, {
-    call: (model, depth) => progress.callImageModelWithProgress({
+  return requestResult(await serveAlongChain(input, {
+    call: async (model, depth) => servedCall(await progress.callImageModelWithProgress({
       endpoint: input.endpoint, model, body: input.body, requestId: input.requestId, created: input.created, simulate: input.simulate,
       fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth,
-    }),
+    })),
     // A client that left before the model was called: nothing to fall back for, and nothing charged.
     async abandonOn(err, reservationId, depth) {
       if (!clientLeft(err)) return false;
@@ -45,5 +45,5 @@ export async function imageStreamWorkflow(input: ImageStreamInput): Promise<Mode
       });
       return true;
     },
-  });
+  }));
 }

@@ -3,7 +3,8 @@
  * fallback chain, deciding whether a failure may fall back, and closing the books of a request no model
  * could serve.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { findGatewayError, mayFallBack } from '../activities/failures';
 import type { GatewayActivities } from '../activities';
 import type { Endpoint } from '../endpoints/types';
 import type { PayloadRef } from '../activities/request-io';
@@ -67,27 +68,6 @@ export interface HopRecord {
   reason?: string;
 }
 
-interface SerializedError { name: string; kind?: string; message: string; code?: string | null }
-
-/** The serialized gateway error an activity failure carries, if any. */
-export function gatewayErrorOf(err: unknown): SerializedError | null {
-  let current: unknown = err;
-  while (current instanceof ActivityFailure) current = current.cause;
-  if (current instanceof ApplicationFailure) {
-    const detail = current.details?.[0] as { name?: string } | undefined;
-    if (detail && typeof detail === 'object' && typeof detail.name === 'string') return detail as SerializedError;
-  }
-  return null;
-}
-
-const FALLBACK_KINDS = new Set(['rate_limited', 'server_error', 'timeout', 'network']);
-
-/** Throttling, 5xx and timeouts fall back to the next model; caller errors never do. */
-export function mayFallBack(err: unknown): boolean {
-  const error = gatewayErrorOf(err);
-  return Boolean(error && error.name === 'UpstreamError' && error.kind && FALLBACK_KINDS.has(error.kind));
-}
-
 export function usageBase(input: ModelRequestInput) {
   return {
     requestId: input.requestId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, endpoint: input.endpoint,
@@ -112,7 +92,7 @@ export async function holdForHop(input: ModelRequestInput, depth: number, hops: 
   } catch (err) {
     // The requested model's refusal (402, cost cap) is the client's answer; a fallback's ends the chain.
     if (depth === 0) throw err;
-    hops.push({ model, outcome: 'skipped', reason: gatewayErrorOf(err)?.message ?? 'credits could not be reserved' });
+    hops.push({ model, outcome: 'skipped', reason: findGatewayError(err)?.message ?? 'credits could not be reserved' });
     return 'stop';
   }
   if (!hold.ok) {
@@ -125,7 +105,7 @@ export async function holdForHop(input: ModelRequestInput, depth: number, hops: 
 
 /** Records a request no model served and fails the run with the last upstream error. */
 export async function failExhausted(input: ModelRequestInput, hops: HopRecord[], lastFailure: unknown, startedAt: number): Promise<never> {
-  const error = gatewayErrorOf(lastFailure);
+  const error = findGatewayError(lastFailure);
   await activitiesFor(input).ledger.failRequest({
     reservationId: null,
     reason: error?.message ?? 'no model could serve the request',
@@ -142,8 +122,19 @@ export async function failExhausted(input: ModelRequestInput, hops: HopRecord[],
   });
 }
 
-export interface ModelRequestResult {
-  response: CallResult['response'];
+/** What a hop that served (fully, or cut off after its first byte) hands to settlement. */
+export interface HopServed<T> {
+  chargeMicro: number;
+  usage: { inputTokens: number; outputTokens: number; units?: Record<string, number> };
+  /** `cancelled`: the answer was cut off (client gone, upstream broke mid-stream); what was made is charged. */
+  status: 'succeeded' | 'cancelled';
+  errorCode?: string | null;
+  /** What the caller gets back (a stored response, a stream's ending). */
+  detail: T;
+}
+
+export interface ChainResult<T> {
+  detail: T;
   modelUsed: string;
   fallbackFrom: string | null;
   fallbackDepth: number;
@@ -151,9 +142,18 @@ export interface ModelRequestResult {
   hops: HopRecord[];
 }
 
-export interface ChainCall {
+export interface ModelRequestResult extends Omit<ChainResult<unknown>, 'detail'> {
+  response: CallResult['response'];
+}
+
+export interface ChainCall<T> {
   /** Calls one hop's model (a local activity, or an activity in the API process holding a stream). */
-  call(model: string, depth: number): Promise<CallResult>;
+  call(model: string, depth: number): Promise<HopServed<T>>;
+  /**
+   * A failed call that still produced something billable (a stream whose process died mid-answer): what
+   * to settle instead of releasing the hold and falling back; null when nothing was produced.
+   */
+  billAfterFailure?(err: unknown, model: string): Promise<HopServed<T> | null>;
   /**
    * A failure that must end the request at once (after its own bookkeeping), instead of falling back or
    * being reported as the chain's last error. Returns true when it handled the failure.
@@ -163,10 +163,11 @@ export interface ChainCall {
 
 /**
  * The request's walk along [requested, ...fallback chain]: hold credits for a hop, call its model, and on
- * throttling, 5xx or timeouts give the hold back and try the next; settle the first answer at its exact
- * price (with its usage record). A chain no model served ends with the last upstream error.
+ * a failure whose error says it may fall back (throttling, 5xx, timeouts) give the hold back and try the
+ * next; settle the first answer at its exact price (with its usage record). A chain no model served ends
+ * with the last upstream error. Every request workflow (plain, image stream, chat stream) walks this way.
  */
-export async function serveAlongChain(input: ModelRequestInput, chain: ChainCall): Promise<ModelRequestResult> {
+export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainCall<T>): Promise<ChainResult<T>> {
   const { ledger } = activitiesFor(input);
   const startedAt = Date.now();
   const hops: HopRecord[] = [];
@@ -178,30 +179,34 @@ export async function serveAlongChain(input: ModelRequestInput, chain: ChainCall
     if (reservationId === 'stop') break;
     if (reservationId === null) continue;
 
-    let outcome: CallResult;
+    let served: HopServed<T>;
     try {
-      outcome = await chain.call(model, depth);
+      served = await chain.call(model, depth);
     } catch (err) {
       if (chain.abandonOn && (await chain.abandonOn(err, reservationId, depth))) throw err;
-      await ledger.releaseCredits({ reservationId, reason: 'model call failed' });
-      hops.push({ model, outcome: 'failed', reason: gatewayErrorOf(err)?.message ?? String(err) });
-      lastFailure = err;
-      if (mayFallBack(err)) continue;
-      break; // caller errors never fall back
+      const billable = chain.billAfterFailure ? await chain.billAfterFailure(err, model) : null;
+      if (!billable) {
+        await ledger.releaseCredits({ reservationId, reason: 'model call failed' });
+        hops.push({ model, outcome: 'failed', reason: findGatewayError(err)?.message ?? String(err) });
+        lastFailure = err;
+        if (mayFallBack(err)) continue;
+        break; // caller errors never fall back
+      }
+      served = billable;
     }
 
     const settled = await ledger.settleRequest({
       reservationId,
-      chargeMicro: outcome.chargeMicro,
+      chargeMicro: served.chargeMicro,
       usage: {
-        ...usageBase(input), modelUsed: model, fallbackDepth: depth, status: 'succeeded',
-        inputTokens: outcome.usage.inputTokens, outputTokens: outcome.usage.outputTokens, units: outcome.usage.units,
-        latencyMs: Date.now() - startedAt,
+        ...usageBase(input), modelUsed: model, fallbackDepth: depth, status: served.status,
+        inputTokens: served.usage.inputTokens, outputTokens: served.usage.outputTokens, units: served.usage.units,
+        latencyMs: Date.now() - startedAt, errorCode: served.errorCode ?? null,
       },
     });
     hops.push({ model, outcome: 'served' });
     return {
-      response: outcome.response,
+      detail: served.detail,
       modelUsed: model,
       fallbackFrom: depth > 0 ? input.chain[0] : null,
       fallbackDepth: depth,
@@ -210,4 +215,14 @@ export async function serveAlongChain(input: ModelRequestInput, chain: ChainCall
     };
   }
   return failExhausted(input, hops, lastFailure, startedAt);
+}
+
+/** A served call's outcome as a hop: its stored response is what the caller gets. */
+export function servedCall(outcome: CallResult): HopServed<CallResult['response']> {
+  return { chargeMicro: outcome.chargeMicro, usage: outcome.usage, status: 'succeeded', detail: outcome.response };
+}
+
+/** The plain result shape of a request (response, model used, fallback, charge). */
+export function requestResult({ detail, ...rest }: ChainResult<CallResult['response']>): ModelRequestResult {
+  return { ...rest, response: detail };
 }

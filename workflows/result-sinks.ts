@@ -5,12 +5,13 @@
  * still reaches the server as usual. Sinks are not recorded in history and do not run on replay.
  */
 import { proxySinks, type Sinks } from '@temporalio/workflow';
-import { gatewayErrorOf } from './request-steps';
+import { toGatewayError } from '../activities/failures';
+import type { SerializedGatewayError } from '../core/errors';
 
 export interface ResultSinks extends Sinks {
   results: {
     deliver(result: unknown): void;
-    fail(error: { name: string; message: string } & Record<string, unknown>): void;
+    fail(error: SerializedGatewayError): void;
   };
 }
 
@@ -21,8 +22,7 @@ export async function reportingToCaller<T>(serve: () => Promise<T>): Promise<T> 
   try {
     result = await serve();
   } catch (err) {
-    const error = gatewayErrorOf(err) ?? { name: 'InternalError', message: err instanceof Error ? err.message : String(err), status: 500, type: 'server_error', code: null, param: null, headers: {} };
-    results.fail(error as never);
+    results.fail(toGatewayError(err).toJSON());
     throw err;
   }
   results.deliver(result);

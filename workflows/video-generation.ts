@@ -16,7 +16,7 @@ import type { GatewayActivities } from '../activities';
 import type { VideoPollOutcome } from '../activities/videos';
 import type { UsageRecord } from '../domain/request-accounting';
 import type { VideoJobError, VideoJobSpec } from '../domain/video-jobs';
-import { gatewayErrorOf, mayFallBack } from './request-steps';
+import { findGatewayError, mayFallBack } from '../activities/failures';
 
 /** Database steps: quick, retried patiently (a refused reservation is not retried: it is an answer). */
 const books = proxyActivities<GatewayActivities>({
@@ -126,7 +126,7 @@ async function followJob(input: VideoGenerationInput, model: string, operationId
 }
 
 function errorOf(err: unknown, fallbackCode: string): VideoJobError {
-  const error = gatewayErrorOf(err);
+  const error = findGatewayError(err);
   if (error) return { code: error.code ?? fallbackCode, message: error.message };
   return { code: fallbackCode, message: err instanceof Error ? err.message : String(err) };
 }

@@ -13,17 +13,15 @@
 import { readJsonResponse } from '../../endpoints/media';
 import { imageEventPrefix } from '../../activities/stream-images';
 import type { Endpoint } from '../../endpoints/types';
-import { loadPayload, storePayload } from '../../activities/request-io';
+import { loadPayload } from '../../activities/request-io';
 import { InvalidRequestError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
-import { getFallbackChain } from '../../domain/workspaces';
 import { toGatewayError } from '../../activities/failures';
 import type { ModelRequestResult } from '../../workflows/model-request';
-import type { ImageStreamInput } from '../../workflows/image-stream';
+import type { imageStreamWorkflow, ImageStreamInput } from '../../workflows/image-stream';
 import type { AppDeps, GatewayContext } from '../http/context';
-import { simulationDirective } from '../requests/run';
+import { requestInput, startRequestWorkflow } from '../requests/start';
 import type { StreamSink } from '../../activities/stream-registry';
-import { requestSearchAttributes } from '../requests/workflow-ids';
 import { requestWorkflowId } from '../../workflows/contracts';
 
 export interface ImageStreamRequest {
@@ -35,34 +33,20 @@ export interface ImageStreamRequest {
 }
 
 export async function streamImages(ctx: GatewayContext, deps: AppDeps, req: ImageStreamRequest): Promise<void> {
-  const { requestId, auth } = ctx.state;
+  const { requestId } = ctx.state;
   if (ctx.get('idempotency-key')) {
     throw new InvalidRequestError('Idempotency-Key is not supported with stream: true; retry without streaming to get a replayable result.', { param: 'Idempotency-Key', code: 'idempotency_not_supported_for_streams' });
   }
   const input: ImageStreamInput = {
-    requestId,
-    workspaceId: auth.workspaceId,
-    apiKeyId: auth.keyId,
-    endpoint: req.endpoint,
-    chain: [req.model, ...(await getFallbackChain(deps.db, auth.workspaceId, req.model))],
-    allowedModels: auth.allowedModels,
-    body: await storePayload(deps.storage, `requests/${requestId}.json`, req.body),
-    created: Math.floor(Date.now() / 1000),
-    clientRequestId: ctx.state.clientRequestId ?? null,
-    simulate: simulationDirective(ctx),
+    ...(await requestInput(ctx, deps, { endpoint: req.endpoint, model: req.model, body: req.body })),
     streamTaskQueue: deps.streaming.taskQueue,
   };
   const sink = deps.streaming.registry.open(requestId, ctx.res, () => { ctx.respond = false; });
   try {
-    const handle = await deps.temporal.client.workflow.start('imageStreamWorkflow', {
-      taskQueue: deps.temporal.taskQueue,
-      workflowId: requestWorkflowId(requestId),
-      args: [input],
-      requestEagerStart: deps.config.eagerStart,
-      typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model: req.model, endpoint: req.endpoint }),
-      workflowExecutionTimeout: '45 minutes',
+    const handle = await startRequestWorkflow<typeof imageStreamWorkflow>(ctx, deps, 'imageStreamWorkflow', {
+      workflowId: requestWorkflowId(requestId), args: [input], model: req.model, endpoint: req.endpoint, workflowExecutionTimeout: '45 minutes',
     });
-    const result = handle.result() as Promise<ModelRequestResult>;
+    const result = handle.result();
     await Promise.race([sink.whenStarted(), result.catch(() => undefined)]);
     // Before the first byte a failed request is an ordinary error response (status and JSON body).
     if (!sink.hasStarted) await result;

@@ -4,6 +4,7 @@
  * moved to another worker, the server is asked the ordinary way.
  */
 import type { WorkflowHandle } from '@temporalio/client';
+import type { Workflow, WorkflowResultType } from '@temporalio/common';
 import type { ResultBroker } from '../../worker/result-broker';
 
 /** How long an eagerly started run may take before the server is asked as well. */
@@ -13,7 +14,7 @@ export function expectOutcome(results: ResultBroker | null, workflowId: string) 
   return results?.expect<unknown>(workflowId) ?? null;
 }
 
-export async function awaitOutcome<T>(handle: WorkflowHandle & { eagerlyStarted?: boolean }, expectation: ReturnType<typeof expectOutcome>): Promise<T> {
+export async function awaitOutcome<W extends Workflow, T = WorkflowResultType<W>>(handle: WorkflowHandle<W> & { eagerlyStarted?: boolean }, expectation: ReturnType<typeof expectOutcome>): Promise<T> {
   if (!expectation || !handle.eagerlyStarted) {
     expectation?.cancel();
     return (await handle.result()) as T;

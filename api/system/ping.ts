@@ -6,12 +6,13 @@ import Router from '@koa/router';
 import type { AppDeps, GatewayState } from '../http/context';
 import { requestSearchAttributes } from '../requests/workflow-ids';
 import { pingWorkflowId } from '../../workflows/contracts';
+import type { pingWorkflow } from '../../workflows/ping';
 
 export function pingRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.get('/ping', async (ctx) => {
     const workflowId = pingWorkflowId(ctx.state.requestId);
-    const result = await deps.temporal.client.workflow.execute('pingWorkflow', {
+    const result = await deps.temporal.client.workflow.execute<typeof pingWorkflow>('pingWorkflow', {
       taskQueue: deps.temporal.taskQueue,
       workflowId,
       requestEagerStart: deps.config.eagerStart,

@@ -14,11 +14,12 @@ import { newId } from '../../core/ids';
 import { getBalance } from '../../domain/ledger';
 import { createVideoJob, discardQueuedVideoJob, findVideoJob, type VideoJob, type VideoJobSpec } from '../../domain/video-jobs';
 import { getFallbackChain } from '../../domain/workspaces';
-import type { VideoGenerationInput } from '../../workflows/video-generation';
+import type { VideoGenerationInput, videoGenerationWorkflow } from '../../workflows/video-generation';
+import { eligibleModel } from '../../domain/model-eligibility';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
 import { readJsonBody } from '../http/body';
-import { simulationDirective } from '../requests/run';
+import { simulationDirective } from '../requests/start';
 import { validateVideoGenerationBody, videoModelParams, type VideoGenerationBody } from '../../endpoints/videos/body';
 import { requestSearchAttributes } from '../requests/workflow-ids';
 import { loadReferenceImage } from './reference-image';
@@ -65,16 +66,7 @@ export async function createVideoGeneration(ctx: GatewayContext, deps: AppDeps):
 }
 
 async function checkVideoModel(ctx: GatewayContext, deps: AppDeps, model: string): Promise<ModelRecord> {
-  const record = await deps.catalog.get(model);
-  if (!record) throw new NotFoundError(`The model '${model}' does not exist.`, { code: 'model_not_found', param: 'model' });
-  if (record.modality !== 'video') {
-    throw new InvalidRequestError(`Model '${model}' is a ${record.modality} model; this endpoint needs a video model.`, { code: 'model_modality_mismatch', param: 'model' });
-  }
-  const allowed = ctx.state.auth.allowedModels;
-  if (allowed && !allowed.includes(model)) {
-    throw new PermissionDeniedError(`This API key may not use model '${model}'. Allowed: ${allowed.join(', ')}.`, { code: 'model_not_allowed', param: 'model' });
-  }
-  return record;
+  return eligibleModel(deps.catalog, { model, modality: 'video', allowedModels: ctx.state.auth.allowedModels });
 }
 
 /** The catalog's check, naming `duration_seconds` when that is what the client sent. */
@@ -117,7 +109,7 @@ async function storeReferenceImage(deps: AppDeps, workspaceId: string, jobId: st
 async function startJobWorkflow(ctx: GatewayContext, deps: AppDeps, job: VideoJob, creating: boolean): Promise<void> {
   const input: VideoGenerationInput = { jobId: job.id, workspaceId: job.workspaceId, apiKeyId: job.apiKeyId, spec: job.spec };
   try {
-    await deps.temporal.client.workflow.start('videoGenerationWorkflow', {
+    await deps.temporal.client.workflow.start<typeof videoGenerationWorkflow>('videoGenerationWorkflow', {
       taskQueue: deps.temporal.taskQueue,
       workflowId: job.id,
       args: [input],

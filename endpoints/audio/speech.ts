@@ -8,7 +8,8 @@ import { validateModelParams } from '../../catalog/params';
 import { estimateSpeechReservation, speechCost, SPEECH_CHARS_PER_SECOND_ESTIMATE } from '../../catalog/pricing';
 import type { SpeechBody, SpeechResponseFormat } from './body';
 import { probeAudio } from '../../simulator/media/audio-probe';
-import { callContext, mediaAdapter, storeResult } from '../media';
+import { callContext, storeResult } from '../media';
+import { modelAdapter } from '../model-adapter';
 import type { EndpointHandler } from '../types';
 
 export const SPEECH_CONTENT_TYPES: Record<SpeechResponseFormat, string> = {
@@ -58,7 +59,7 @@ export const speechHandler: EndpointHandler<SpeechBody> = {
     const params = validateModelParams(record, speechModelParams(body));
     const format = (params.response_format ?? 'mp3') as SpeechResponseFormat;
     const speed = typeof params.speed === 'number' ? params.speed : 1;
-    const result = await mediaAdapter(record, env, 'speech').doSynthesize({
+    const result = await modelAdapter(env.providers, record, 'speech').doSynthesize({
       input: body.input,
       voice: body.voice,
       format,

@@ -9,7 +9,8 @@ import { transcriptionCost } from '../../catalog/pricing';
 import { TRANSCRIPTION_REQUEST_FIELDS, type TranscriptionBody } from './body';
 import { microToCredits } from '../../core/money';
 import { formatTranscript, type TranscriptFormat } from './transcripts';
-import { callContext, mediaAdapter, textResponse } from '../media';
+import { callContext, textResponse } from '../media';
+import { modelAdapter } from '../model-adapter';
 import type { EndpointHandler } from '../types';
 
 export function transcriptionModelParams(body: TranscriptionBody): Record<string, unknown> {
@@ -39,7 +40,7 @@ export const transcriptionHandler: EndpointHandler<TranscriptionBody> = {
   async call(record, body, env) {
     const params = validateModelParams(record, transcriptionModelParams(body));
     const audio = await env.storage.getBuffer(body.file.key);
-    const result = await mediaAdapter(record, env, 'transcription').doTranscribe({
+    const result = await modelAdapter(env.providers, record, 'transcription').doTranscribe({
       audio,
       filename: body.file.filename,
       mediaType: body.file.mediaType,

@@ -10,6 +10,7 @@ import { fileReferences, inlineReferencedFiles } from './file-references';
 import { InternalError } from '../../core/errors';
 import type { ModelRecord } from '../../catalog/types';
 import type { CallEnv, EndpointHandler } from '../types';
+import { modelAdapter } from '../model-adapter';
 
 export const chatHandler: EndpointHandler<ChatCompletionBody> = {
   endpoint: 'chat.completions',
@@ -25,7 +26,7 @@ export const chatHandler: EndpointHandler<ChatCompletionBody> = {
   },
 
   async call(record, body, env) {
-    const adapter = env.providers.get(record.provider).chat!(record.upstreamId);
+    const adapter = modelAdapter(env.providers, record, 'chat');
     const request = toChatRequest(await withFileContents(body, record, env), record);
     const result = await adapter.doGenerate(request, {
       requestId: env.requestId, simulate: env.simulate, signal: env.signal,

@@ -5,6 +5,7 @@ import type { EmbeddingsBody } from './body';
 import { estimateTokens } from '../chat/tokens';
 import { microToCredits } from '../../core/money';
 import type { EndpointHandler } from '../types';
+import { modelAdapter } from '../model-adapter';
 
 function inputs(body: EmbeddingsBody): string[] {
   return typeof body.input === 'string' ? [body.input] : body.input;
@@ -39,7 +40,7 @@ export const embeddingsHandler: EndpointHandler<EmbeddingsBody> = {
   },
 
   async call(record, body, env) {
-    const adapter = env.providers.get(record.provider).embedding!(record.upstreamId);
+    const adapter = modelAdapter(env.providers, record, 'embedding');
     const texts = inputs(body);
     const result = await adapter.doEmbed({ input: texts, dimensions: body.dimensions }, { requestId: env.requestId, simulate: env.simulate, signal: env.signal });
     const inputTokens = result.usage.inputTokens > 0 ? result.usage.inputTokens : estimateTokens(texts.reduce((n, s) => n + s.length, 0));

@@ -14,7 +14,8 @@ import { IMAGE_REQUEST_FIELDS, type ImageEditBody, type ImageGenerationBody } fr
 import { InvalidRequestError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import type { ImageResult } from '../../providers/types';
-import { callContext, imageBytes, jsonResponse, mediaAdapter, readUpload, signedResultUrl, storeResult } from '../media';
+import { callContext, imageBytes, jsonResponse, readUpload, signedResultUrl, storeResult } from '../media';
+import { modelAdapter } from '../model-adapter';
 import type { CallEnv, CallOutcome, EndpointHandler } from '../types';
 
 /** Families whose upstream always answers base64 (catalog/README.md, "Image families"). */
@@ -62,7 +63,7 @@ async function callImageModel(record: ModelRecord, body: ImageGenerationBody | I
   if (body.user !== undefined && env.providers.get(record.provider).family === 'openai-compatible') upstreamParams.user = body.user;
   const request = { prompt: body.prompt, n: typeof n === 'number' ? n : 1, size: typeof size === 'string' ? size : undefined, params: upstreamParams };
 
-  const adapter = mediaAdapter(record, env, 'image');
+  const adapter = modelAdapter(env.providers, record, 'image');
   let result: ImageResult;
   if (edit) {
     const editBody = body as ImageEditBody;

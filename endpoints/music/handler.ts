@@ -7,7 +7,8 @@ import { validateModelParams } from '../../catalog/params';
 import { musicCost } from '../../catalog/pricing';
 import { MUSIC_REQUEST_FIELDS, type MusicGenerationBody } from './body';
 import { microToCredits } from '../../core/money';
-import { callContext, mediaAdapter, signedResultUrl, storeResult } from '../media';
+import { callContext, signedResultUrl, storeResult } from '../media';
+import { modelAdapter } from '../model-adapter';
 import type { EndpointHandler } from '../types';
 
 /** Length assumed when neither the request nor the record's defaults give one. */
@@ -40,7 +41,7 @@ export const musicHandler: EndpointHandler<MusicGenerationBody> = {
   async call(record, body, env) {
     const params = validateModelParams(record, musicModelParams(body));
     const { duration: _duration, response_format: format, ...rest } = params;
-    const result = await mediaAdapter(record, env, 'music').doGenerate({
+    const result = await modelAdapter(env.providers, record, 'music').doGenerate({
       prompt: body.prompt,
       durationSeconds: durationOf(params),
       format: format === 'wav' ? 'wav' : 'mp3',

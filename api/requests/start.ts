@@ -1,0 +1,57 @@
+/**
+ * Starting a request's workflow: the input every request workflow takes (built here only), the options
+ * every start shares (eager start, search attributes, timeout), and typed starts by workflow function.
+ */
+import type { WorkflowHandleWithFirstExecutionRunId, WorkflowStartOptions } from '@temporalio/client';
+import type { Workflow } from '@temporalio/common';
+import { storePayload } from '../../activities/request-io';
+import { getFallbackChain } from '../../domain/workspaces';
+import type { Endpoint } from '../../endpoints/types';
+import type { SimulationDirective } from '../../providers/types';
+import type { ModelRequestInput } from '../../workflows/model-request';
+import type { AppDeps, GatewayContext } from '../http/context';
+import { requestSearchAttributes } from './workflow-ids';
+
+/** The `x-simulate-failure` / `x-simulate-fail-times` headers (honoured by the simulated provider only). */
+export function simulationDirective(ctx: GatewayContext): SimulationDirective | undefined {
+  const failure = ctx.get('x-simulate-failure');
+  if (!failure) return undefined;
+  const failTimes = Number(ctx.get('x-simulate-fail-times'));
+  const delayMs = Number(ctx.get('x-simulate-delay-ms'));
+  return { failure, ...(Number.isInteger(failTimes) && failTimes > 0 ? { failTimes } : {}), ...(delayMs > 0 ? { delayMs } : {}) };
+}
+
+/** The request as its workflow sees it: who asks, the chain to walk, and the body (kept in object storage). */
+export async function requestInput(ctx: GatewayContext, deps: AppDeps, opts: { endpoint: Endpoint; model: string; body: unknown }): Promise<ModelRequestInput> {
+  const { auth, requestId } = ctx.state;
+  return {
+    requestId,
+    workspaceId: auth.workspaceId,
+    apiKeyId: auth.keyId,
+    endpoint: opts.endpoint,
+    chain: [opts.model, ...(await getFallbackChain(deps.db, auth.workspaceId, opts.model))],
+    allowedModels: auth.allowedModels,
+    body: await storePayload(deps.storage, `requests/${requestId}.json`, opts.body),
+    created: Math.floor(Date.now() / 1000),
+    clientRequestId: ctx.state.clientRequestId ?? null,
+    simulate: simulationDirective(ctx),
+    activityMode: deps.config.activityMode,
+  };
+}
+
+export type RequestStartOptions<W extends Workflow> = Pick<WorkflowStartOptions<W>, 'args' | 'workflowId'> & Partial<WorkflowStartOptions<W>>;
+
+/** Starts a request workflow (`start<typeof wf>`: its arguments and result are typed by the workflow itself). */
+export function startRequestWorkflow<W extends Workflow>(
+  ctx: GatewayContext, deps: AppDeps, name: string, opts: RequestStartOptions<W> & { model: string; endpoint: string },
+): Promise<WorkflowHandleWithFirstExecutionRunId<W> & { eagerlyStarted?: boolean }> {
+  const { model, endpoint, ...options } = opts;
+  const { auth, requestId } = ctx.state;
+  return deps.temporal.client.workflow.start<W>(name, {
+    taskQueue: deps.temporal.taskQueue,
+    requestEagerStart: deps.config.eagerStart,
+    typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model, endpoint }),
+    workflowExecutionTimeout: '30 minutes',
+    ...options,
+  } as WorkflowStartOptions<W>);
+}
