@@ -4,7 +4,9 @@
  * decides whether a chat model receives the file as a picture.
  */
 
-const IMAGE_SIGNATURES: Array<[string, (b: Buffer) => boolean]> = [
+export type ImageMediaType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+
+const IMAGE_SIGNATURES: Array<[ImageMediaType, (b: Buffer) => boolean]> = [
   ['image/png', (b) => b.length >= 8 && b.readUInt32BE(0) === 0x89504e47 && b.readUInt32BE(4) === 0x0d0a1a0a],
   ['image/jpeg', (b) => b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff],
   ['image/gif', (b) => b.length >= 6 && /^GIF8[79]a$/.test(b.toString('latin1', 0, 6))],
@@ -40,7 +42,7 @@ export function sniffMediaType(head: Buffer): string | null {
   return null;
 }
 
-export function sniffImageType(head: Buffer): string | null {
+export function sniffImageType(head: Buffer): ImageMediaType | null {
   for (const [type, test] of IMAGE_SIGNATURES) if (test(head)) return type;
   return null;
 }

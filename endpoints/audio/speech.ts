@@ -7,7 +7,7 @@
 import { validateModelParams } from '../../catalog/params';
 import { estimateSpeechReservation, speechCost, SPEECH_CHARS_PER_SECOND_ESTIMATE } from '../../catalog/pricing';
 import type { SpeechBody, SpeechResponseFormat } from './body';
-import { probeAudio } from '../../simulator/media/audio-probe';
+import { probeAudio } from '../../core/media-probe';
 import { callContext, storeResult } from '../media';
 import { modelAdapter } from '../model-adapter';
 import type { EndpointHandler } from '../types';

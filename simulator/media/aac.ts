@@ -4,7 +4,8 @@
  * energy sent as ZERO_HCB. That is enough for the tones we synthesize, and every AAC decoder plays it.
  * The spoken text rides in data stream elements (DSE) at the start of the stream, which decoders skip.
  */
-import { BitReader, BitWriter } from './bit-writer';
+import { readAdts } from '../../core/media-probe';
+import { BitWriter } from './bit-writer';
 import { CODEBOOK_7_BITS, CODEBOOK_7_CODES, SAMPLING_FREQUENCY_INDEX, SCALEFACTOR_ZERO_DIFF, SWB_OFFSETS_LONG_24K } from './aac-tables';
 import { mdct } from './mdct';
 import { PcmAudio } from './synth';
@@ -190,49 +191,29 @@ export interface AdtsInfo {
   text: string | null;
 }
 
-const ADTS_RATES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350];
-
-/** Walks ADTS frames (skipping a leading ID3 tag); null when the bytes do not start with one. */
+/** Walks ADTS frames (core/media-probe), collecting our text from the leading data stream elements. */
 export function parseAdts(file: Buffer): AdtsInfo | null {
-  let offset = 0;
-  if (file.toString('latin1', 0, 3) === 'ID3' && file.length >= 10) offset = 10 + (((file[6] & 0x7f) << 21) | ((file[7] & 0x7f) << 14) | ((file[8] & 0x7f) << 7) | (file[9] & 0x7f));
-  if (offset + 7 > file.length || file[offset] !== 0xff || (file[offset + 1] & 0xf6) !== 0xf0) return null;
-  const info: AdtsInfo = { sampleRate: 0, channels: 0, frames: 0, seconds: 0, text: null };
   const textParts: Buffer[] = [];
   let expectedText = -1;
   let collected = 0;
-  while (offset + 7 <= file.length && file[offset] === 0xff && (file[offset + 1] & 0xf6) === 0xf0) {
-    const reader = new BitReader(file, offset);
-    reader.readBits(15);
-    const protectionAbsent = reader.readBits(1);
-    reader.readBits(2);
-    const frequencyIndex = reader.readBits(4);
-    reader.readBits(1);
-    const channels = reader.readBits(3);
-    reader.readBits(4);
-    const frameLength = reader.readBits(13);
-    if (frameLength < 7) break;
-    info.sampleRate = ADTS_RATES[frequencyIndex] ?? 0;
-    info.channels = channels;
-    const payloadStart = offset + (protectionAbsent ? 7 : 9);
-    if (expectedText !== 0 && file[payloadStart] >> 5 === ID_DSE) {
-      const count = file[payloadStart + 1];
-      const total = count === 255 ? 255 + file[payloadStart + 2] : count;
-      const dataStart = payloadStart + (count === 255 ? 3 : 2);
-      const chunk = file.subarray(dataStart, dataStart + total);
-      if (expectedText < 0 && chunk.subarray(0, 4).equals(TEXT_MAGIC)) expectedText = chunk.readUInt32BE(4) + 8;
-      if (expectedText > 0) {
-        textParts.push(chunk);
-        collected += chunk.length;
-        if (collected >= expectedText) {
-          info.text = Buffer.concat(textParts).subarray(8, expectedText).toString('utf8');
-          expectedText = 0;
-        }
+  let text: string | null = null;
+  const adts = readAdts(file, (payload) => {
+    if (expectedText === 0 || payload[0] >> 5 !== ID_DSE) return;
+    const count = payload[1];
+    const total = count === 255 ? 255 + payload[2] : count;
+    const dataStart = count === 255 ? 3 : 2;
+    const chunk = payload.subarray(dataStart, dataStart + total);
+    if (expectedText < 0 && chunk.subarray(0, 4).equals(TEXT_MAGIC)) expectedText = chunk.readUInt32BE(4) + 8;
+    if (expectedText > 0) {
+      textParts.push(chunk);
+      collected += chunk.length;
+      if (collected >= expectedText) {
+        text = Buffer.concat(textParts).subarray(8, expectedText).toString('utf8');
+        expectedText = 0;
       }
     }
-    info.frames++;
-    offset += frameLength;
-  }
-  info.seconds = info.sampleRate > 0 ? (info.frames * FRAME_LENGTH) / info.sampleRate : 0;
-  return info;
+  });
+  if (!adts) return null;
+  const { sampleRate, channels, frames, seconds } = adts;
+  return { sampleRate, channels, frames, seconds, text };
 }

@@ -1,16 +1,17 @@
 /**
- * Reads back an audio upload: which container it is, how long it plays, and the text we embedded when
- * the clip came from the simulated speech endpoint (WAV LIST/INFO, ID3 USLT, Vorbis comments, AAC data
- * stream elements, or the hidden bits of raw PCM).
+ * Reads back an audio upload: which container it is and how long it plays (core/media-probe), and the
+ * text we embedded when the clip came from the simulated speech endpoint (WAV LIST/INFO, ID3 USLT, Vorbis
+ * comments, AAC data stream elements, or the hidden bits of raw PCM).
  */
+import { AudioFormat, AudioHints, probeAudio as probeContainer } from '../../core/media-probe';
 import { parseAdts } from './aac';
 import { parseFlac } from './flac';
-import { parseMp3 } from './mp3';
+import { parseId3 } from './id3';
 import { parseOggOpus } from './opus';
-import { extractTextFromSamples, samplesFromBytes, SPEECH_SAMPLE_RATE } from './synth';
+import { extractTextFromSamples, samplesFromBytes } from './synth';
 import { parseWav } from './wav';
 
-export type ProbedFormat = 'wav' | 'mp3' | 'flac' | 'opus' | 'aac' | 'pcm' | 'unknown';
+export type ProbedFormat = AudioFormat;
 
 export interface AudioProbe {
   format: ProbedFormat;
@@ -19,28 +20,33 @@ export interface AudioProbe {
   text: string | null;
 }
 
-/** Bytes per second assumed for containers we cannot read (128 kbit/s). */
-const FALLBACK_BYTES_PER_SECOND = 16_000;
-
-export function probeAudio(data: Buffer, hints: { filename?: string; mediaType?: string } = {}): AudioProbe {
-  const wav = parseWav(data);
-  if (wav) {
-    let text: string | null = wav.info.ICMT ?? null;
-    if (text === null && wav.formatTag === 1 && wav.bitsPerSample === 16 && wav.channels === 1) {
-      text = extractTextFromSamples(samplesFromBytes(data.subarray(wav.dataOffset, wav.dataOffset + wav.dataLength)));
-    }
-    return { format: 'wav', seconds: wav.seconds, text };
+export function probeAudio(data: Buffer, hints: AudioHints = {}): AudioProbe {
+  const probe = probeContainer(data, hints);
+  if (probe.format === 'unknown') {
+    // Raw PCM of ours is recognised by its hidden text even without a hint.
+    const hidden = hiddenText(data);
+    return hidden === null ? { ...probe, text: null } : { ...probeContainer(data, { mediaType: 'audio/pcm' }), text: hidden };
   }
-  const flac = parseFlac(data);
-  if (flac) return { format: 'flac', seconds: flac.seconds, text: flac.comments.LYRICS ?? null };
-  const opus = parseOggOpus(data);
-  if (opus) return { format: 'opus', seconds: opus.seconds, text: opus.comments.LYRICS ?? null };
-  const adts = parseAdts(data);
-  if (adts) return { format: 'aac', seconds: adts.seconds, text: adts.text };
-  const mp3 = parseMp3(data);
-  if (mp3) return { format: 'mp3', seconds: mp3.seconds, text: mp3.tags.USLT ?? null };
-  const looksLikePcm = hints.mediaType === 'audio/pcm' || /\.(pcm|raw)$/i.test(hints.filename ?? '');
-  const hidden = extractTextFromSamples(samplesFromBytes(data));
-  if (looksLikePcm || hidden !== null) return { format: 'pcm', seconds: data.length / (SPEECH_SAMPLE_RATE * 2), text: hidden };
-  return { format: 'unknown', seconds: data.length / FALLBACK_BYTES_PER_SECOND, text: null };
+  return { ...probe, text: spokenText(data, probe.format) };
+}
+
+function spokenText(data: Buffer, format: ProbedFormat): string | null {
+  switch (format) {
+    case 'wav': {
+      const wav = parseWav(data)!;
+      if (wav.info.ICMT !== undefined) return wav.info.ICMT;
+      const pcm16Mono = wav.formatTag === 1 && wav.bitsPerSample === 16 && wav.channels === 1;
+      return pcm16Mono ? hiddenText(data.subarray(wav.dataOffset, wav.dataOffset + wav.dataLength)) : null;
+    }
+    case 'flac': return parseFlac(data)?.comments.LYRICS ?? null;
+    case 'opus': return parseOggOpus(data)?.comments.LYRICS ?? null;
+    case 'aac': return parseAdts(data)?.text ?? null;
+    case 'mp3': return parseId3(data)?.frames.USLT ?? null;
+    case 'pcm': return hiddenText(data);
+    default: return null;
+  }
+}
+
+function hiddenText(samples: Buffer): string | null {
+  return extractTextFromSamples(samplesFromBytes(samples));
 }

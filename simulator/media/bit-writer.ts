@@ -84,7 +84,7 @@ export class BitWriter {
   }
 }
 
-/** MSB-first reader, used by tests and by the media probes. */
+/** MSB-first reader, used by tests. */
 export class BitReader {
   private position = 0;
 

@@ -4,6 +4,7 @@
  * a VORBIS_COMMENT block carries the spoken text.
  */
 import { createHash } from 'node:crypto';
+import { readFlac } from '../../core/media-probe';
 import { BitWriter } from './bit-writer';
 import { crc16, crc8 } from './checksums';
 import { AudioTags, PcmAudio, samplesToBytes } from './synth';
@@ -150,30 +151,11 @@ export interface FlacInfo {
   comments: Record<string, string>;
 }
 
-/** Reads STREAMINFO and VORBIS_COMMENT; null when the bytes are not FLAC. */
+/** Reads STREAMINFO (through core/media-probe) and VORBIS_COMMENT; null when the bytes are not FLAC. */
 export function parseFlac(file: Buffer): FlacInfo | null {
-  let offset = 0;
-  if (file.toString('latin1', 0, 3) === 'ID3') offset = 10 + (((file[6] & 0x7f) << 21) | ((file[7] & 0x7f) << 14) | ((file[8] & 0x7f) << 7) | (file[9] & 0x7f));
-  if (file.toString('latin1', offset, offset + 4) !== 'fLaC') return null;
-  offset += 4;
-  const info: FlacInfo = { sampleRate: 0, channels: 0, bitsPerSample: 0, totalSamples: 0, seconds: 0, comments: {} };
-  for (;;) {
-    if (offset + 4 > file.length) break;
-    const last = (file[offset] & 0x80) !== 0;
-    const type = file[offset] & 0x7f;
-    const length = file.readUIntBE(offset + 1, 3);
-    const body = file.subarray(offset + 4, offset + 4 + length);
-    if (type === 0 && body.length >= 18) {
-      info.sampleRate = (body[10] << 12) | (body[11] << 4) | (body[12] >> 4);
-      info.channels = ((body[12] >> 1) & 0x07) + 1;
-      info.bitsPerSample = (((body[12] & 1) << 4) | (body[13] >> 4)) + 1;
-      info.totalSamples = (body[13] & 0x0f) * 2 ** 32 + body.readUInt32BE(14);
-    } else if (type === 4) {
-      info.comments = parseVorbisComments(body)?.comments ?? {};
-    }
-    offset += 4 + length;
-    if (last) break;
-  }
-  info.seconds = info.sampleRate > 0 ? info.totalSamples / info.sampleRate : 0;
-  return info;
+  const flac = readFlac(file);
+  if (!flac) return null;
+  const { sampleRate, channels, bitsPerSample, totalSamples, seconds } = flac;
+  const comments = flac.blocks.find((block) => block.type === 4);
+  return { sampleRate, channels, bitsPerSample, totalSamples, seconds, comments: (comments && parseVorbisComments(file.subarray(comments.start, comments.end))?.comments) ?? {} };
 }

@@ -1,4 +1,5 @@
 /** ID3v2.4 tags (UTF-8 text frames) put in front of MP3 streams: TIT2 title, USLT spoken text, TSSE software. */
+import { id3v2Size } from '../../core/media-probe';
 import { AudioTags } from './synth';
 
 export function encodeId3(tags: AudioTags): Buffer {
@@ -25,7 +26,7 @@ export interface Id3Tag {
 export function parseId3(file: Buffer): Id3Tag | null {
   if (file.length < 10 || file.toString('latin1', 0, 3) !== 'ID3') return null;
   const version = file[3];
-  const size = 10 + readSynchsafe(file, 6) + (file[5] & 0x10 ? 10 : 0);
+  const size = id3v2Size(file);
   const frames: Record<string, string> = {};
   let offset = 10;
   const end = Math.min(file.length, 10 + readSynchsafe(file, 6));

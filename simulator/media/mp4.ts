@@ -115,29 +115,6 @@ function uint16(value: number): Buffer {
   return out;
 }
 
-export interface Mp4Box {
-  type: string;
-  start: number;
-  size: number;
-  /** Where the box's content begins (after its header). */
-  bodyStart: number;
-}
-
 /** Lists the boxes directly inside `data[start, end)` (used by probes and tests). */
-export function readBoxes(data: Buffer, start = 0, end = data.length): Mp4Box[] {
-  const boxes: Mp4Box[] = [];
-  let offset = start;
-  while (offset + 8 <= end) {
-    let size = data.readUInt32BE(offset);
-    const type = data.toString('latin1', offset + 4, offset + 8);
-    let header = 8;
-    if (size === 1) {
-      size = Number(data.readBigUInt64BE(offset + 8));
-      header = 16;
-    } else if (size === 0) size = end - offset;
-    if (size < header || offset + size > end) break;
-    boxes.push({ type, start: offset, size, bodyStart: offset + header });
-    offset += size;
-  }
-  return boxes;
-}
+export { readBoxes } from '../../core/media-probe';
+export type { Mp4Box } from '../../core/media-probe';

@@ -1,4 +1,5 @@
 /** Ogg pages (RFC 3533): packets laced into pages, each page checksummed. */
+import { oggPages, OggPageView } from '../../core/media-probe';
 import { oggCrc32 } from './checksums';
 
 export interface OggPacket {
@@ -77,41 +78,18 @@ function page(serial: number, sequence: number, flags: number, granule: bigint, 
   return whole;
 }
 
-export interface OggPage {
-  flags: number;
-  granule: bigint;
-  serial: number;
-  sequence: number;
+export interface OggPage extends OggPageView {
   checksumOk: boolean;
-  segments: number[];
-  body: Buffer;
 }
 
-/** Splits an Ogg stream into pages (verifying checksums); stops at the first thing that is not a page. */
+/** Splits an Ogg stream into pages (core/media-probe) and verifies their checksums. */
 export function readOggPages(file: Buffer): OggPage[] {
-  const pages: OggPage[] = [];
-  let offset = 0;
-  while (offset + 27 <= file.length && file.toString('latin1', offset, offset + 4) === 'OggS') {
-    const count = file[offset + 26];
-    const segments = Array.from(file.subarray(offset + 27, offset + 27 + count));
-    const bodyLength = segments.reduce((a, b) => a + b, 0);
-    const end = offset + 27 + count + bodyLength;
-    if (end > file.length) break;
-    const whole = Buffer.from(file.subarray(offset, end));
+  return oggPages(file).map((view) => {
+    const whole = Buffer.from(file.subarray(view.offset, view.offset + 27 + view.segments.length + view.body.length));
     const stored = whole.readUInt32LE(22);
     whole.writeUInt32LE(0, 22);
-    pages.push({
-      flags: file[offset + 5],
-      granule: file.readBigInt64LE(offset + 6),
-      serial: file.readUInt32LE(offset + 14),
-      sequence: file.readUInt32LE(offset + 18),
-      checksumOk: oggCrc32(whole) === stored,
-      segments,
-      body: file.subarray(offset + 27 + count, end),
-    });
-    offset = end;
-  }
-  return pages;
+    return { ...view, checksumOk: oggCrc32(whole) === stored };
+  });
 }
 
 /** Reassembles the packets of a single logical stream. */

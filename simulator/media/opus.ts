@@ -3,6 +3,7 @@
  * frames; the OpusHead and OpusTags headers and the Ogg pages are written here.
  */
 import OpusScript from 'opusscript';
+import { readOggAudio } from '../../core/media-probe';
 import { writeOggStream, OggPacket, readOggPages, readOggPackets } from './ogg';
 import { AudioTags, PcmAudio } from './synth';
 import { encodeVorbisComments, parseVorbisComments, tagsToComments } from './vorbis-comment';
@@ -58,22 +59,11 @@ export interface OggOpusInfo {
   comments: Record<string, string>;
 }
 
-/** Reads OpusHead, OpusTags and the final granule; null when the bytes are not Ogg Opus. */
+/** Reads OpusHead and the final granule (core/media-probe) and OpusTags; null when the bytes are not Ogg Opus. */
 export function parseOggOpus(file: Buffer): OggOpusInfo | null {
-  const pages = readOggPages(file);
-  if (pages.length === 0) return null;
-  const packets = readOggPackets(pages);
-  const head = packets[0];
-  if (!head || head.toString('latin1', 0, 8) !== 'OpusHead') return null;
-  const tagsPacket = packets[1];
+  const opus = readOggAudio(file);
+  if (!opus || opus.codec !== 'opus') return null;
+  const [head, tagsPacket] = readOggPackets(readOggPages(file).filter((page) => page.serial === opus.serial));
   const comments = tagsPacket && tagsPacket.toString('latin1', 0, 8) === 'OpusTags' ? parseVorbisComments(tagsPacket.subarray(8))?.comments ?? {} : {};
-  const preSkip = head.readUInt16LE(10);
-  const lastGranule = pages.reduce((max, p) => (p.granule > max ? p.granule : max), 0n);
-  return {
-    channels: head[9],
-    preSkip,
-    inputSampleRate: head.readUInt32LE(12),
-    seconds: Math.max(0, Number(lastGranule) - preSkip) / 48000,
-    comments,
-  };
+  return { channels: opus.channels, preSkip: opus.preSkip, inputSampleRate: head.readUInt32LE(12), seconds: opus.seconds, comments };
 }

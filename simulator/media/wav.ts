@@ -1,4 +1,5 @@
 /** RIFF/WAVE with 16-bit PCM and a LIST/INFO chunk (INAM title, ICMT spoken text, ISFT software). */
+import { readWave } from '../../core/media-probe';
 import { AudioTags, PcmAudio, samplesToBytes } from './synth';
 
 export function encodeWav(audio: PcmAudio, tags: AudioTags = {}): Buffer {
@@ -34,39 +35,23 @@ export interface WavInfo {
   seconds: number;
 }
 
-/** Parses a RIFF/WAVE file's chunks; returns null when it is not one. */
+/** Parses a RIFF/WAVE file's chunks (the layout as core/media-probe reads it, plus LIST/INFO); null when it is not one. */
 export function parseWav(file: Buffer): WavInfo | null {
-  if (file.length < 12 || file.toString('latin1', 0, 4) !== 'RIFF' || file.toString('latin1', 8, 12) !== 'WAVE') return null;
-  const result: WavInfo = { sampleRate: 0, channels: 0, bitsPerSample: 0, formatTag: 0, dataOffset: 0, dataLength: 0, info: {}, seconds: 0 };
-  let offset = 12;
-  while (offset + 8 <= file.length) {
-    const id = file.toString('latin1', offset, offset + 4);
-    const size = file.readUInt32LE(offset + 4);
-    const start = offset + 8;
-    const end = Math.min(file.length, start + size);
-    if (id === 'fmt ' && size >= 16) {
-      result.formatTag = file.readUInt16LE(start);
-      result.channels = file.readUInt16LE(start + 2);
-      result.sampleRate = file.readUInt32LE(start + 4);
-      result.bitsPerSample = file.readUInt16LE(start + 14);
-    } else if (id === 'data') {
-      result.dataOffset = start;
-      result.dataLength = end - start;
-    } else if (id === 'LIST' && file.toString('latin1', start, start + 4) === 'INFO') {
-      let entry = start + 4;
-      while (entry + 8 <= end) {
-        const entryId = file.toString('latin1', entry, entry + 4);
-        const entrySize = file.readUInt32LE(entry + 4);
-        const text = file.subarray(entry + 8, Math.min(end, entry + 8 + entrySize)).toString('utf8').replace(/\0+$/, '');
-        result.info[entryId] = text;
-        entry += 8 + entrySize + (entrySize % 2);
-      }
+  const wave = readWave(file);
+  if (!wave) return null;
+  const { sampleRate, channels, bitsPerSample, formatTag, dataOffset, dataLength, seconds } = wave;
+  const info: Record<string, string> = {};
+  for (const list of wave.chunks) {
+    if (list.id !== 'LIST' || file.toString('latin1', list.start, list.start + 4) !== 'INFO') continue;
+    let entry = list.start + 4;
+    while (entry + 8 <= list.end) {
+      const entryId = file.toString('latin1', entry, entry + 4);
+      const entrySize = file.readUInt32LE(entry + 4);
+      info[entryId] = file.subarray(entry + 8, Math.min(list.end, entry + 8 + entrySize)).toString('utf8').replace(/\0+$/, '');
+      entry += 8 + entrySize + (entrySize % 2);
     }
-    offset = start + size + (size % 2);
   }
-  const bytesPerSecond = result.sampleRate * result.channels * (result.bitsPerSample / 8);
-  result.seconds = bytesPerSecond > 0 ? result.dataLength / bytesPerSecond : 0;
-  return result;
+  return { sampleRate, channels, bitsPerSample, formatTag, dataOffset, dataLength, info, seconds };
 }
 
 function chunk(id: string, body: Buffer): Buffer {
