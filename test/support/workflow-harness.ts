@@ -1,0 +1,287 @@
+/**
+ * The request workflows on a real Temporal dev server (@temporalio/testing, the CLI binary in .cache/bin,
+ * bound to 127.0.0.1, in memory) and real Workers, with the activities replaced by scripted fakes that
+ * record every call. The workflow logic is the real bundle; the activities are the boundary under test.
+ * No Postgres or MinIO.
+ *
+ * One environment and two workers per test file: the workflow's task queue (workflows, ledger and model
+ * activities, and the stream activity, as the gateway's worker registers them) and a stream task queue
+ * (the stream activity only, as an API process's stream worker). Each test runs its own scenario; the
+ * fakes find it by the workflow id of the run that called them.
+ */
+import path from 'node:path';
+import { activityInfo, ApplicationFailure, heartbeat } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { TemporalFailure } from '@temporalio/common';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
+import type { CallInput, CallResult, HoldInput, HoldOutcome } from '../../activities/requests';
+import { retryDelayMs } from '../../activities/requests';
+import { toApplicationFailure } from '../../activities/failures';
+import type { StreamChatInput, StreamChatOutcome, StreamProgress } from '../../activities/stream-chat';
+import { GatewayError, UpstreamError, type UpstreamFailureKind } from '../../core/errors';
+import type { UsageRecord } from '../../domain/request-accounting';
+import { workflowBundle } from '../../worker/worker';
+import type { ModelRequestInput } from '../../workflows/request-steps';
+import type { ResultSinks } from '../../workflows/result-sinks';
+
+const TEMPORAL_CLI = path.resolve(__dirname, '..', '..', '..', '.cache', 'bin', 'temporal');
+
+export type Step = 'hold' | 'call' | 'release' | 'settle' | 'fail' | 'price' | 'stream';
+
+export interface RecordedCall {
+  step: Step;
+  /** The hop (index in the chain) the call was for; null for failRequest. */
+  depth: number | null;
+  attempt: number;
+  taskQueue: string;
+  /** Date.now() when the attempt started. */
+  at: number;
+  input: any;
+}
+
+interface AttemptContext {
+  attempt: number;
+  taskQueue: string;
+  /** The hop this call is for (index of its model in the chain). */
+  depth: number;
+}
+
+/** What a test scripts; every step not given answers like a healthy gateway. */
+export interface Script {
+  hold?(input: HoldInput, ctx: AttemptContext): Promise<HoldOutcome> | HoldOutcome;
+  call?(input: CallInput, ctx: AttemptContext): Promise<CallResult> | CallResult;
+  stream?(input: StreamChatInput, ctx: AttemptContext & { heartbeat(progress: StreamProgress): void }): Promise<StreamChatOutcome> | StreamChatOutcome;
+  price?(input: { model: string; inputTokens: number; outputTokens: number }): number;
+}
+
+export const HOLD_ESTIMATE_MICRO = 5_000;
+
+export function served(model: string, chargeMicro = 1_234): CallResult {
+  return {
+    response: { inline: { kind: 'json', body: { object: 'chat.completion', model, choices: [{ index: 0, message: { role: 'assistant', content: `answer from ${model}` } }] } } },
+    chargeMicro,
+    usage: { inputTokens: 11, outputTokens: 7 },
+  };
+}
+
+export function streamed(chargeMicro = 2_345): StreamChatOutcome {
+  return { ending: 'completed', inputTokens: 13, outputTokens: 21, chargeMicro, finishReason: 'stop' };
+}
+
+export function upstream(kind: UpstreamFailureKind, opts: { model?: string; upstreamStatus?: number; retryAfterMs?: number } = {}): UpstreamError {
+  return new UpstreamError(`${opts.model ?? 'upstream'}: ${kind}`, {
+    kind, provider: 'fake', upstreamStatus: opts.upstreamStatus ?? null, retryAfterMs: opts.retryAfterMs ?? null,
+  });
+}
+
+/**
+ * The failure callModel and streamChat throw for a gateway error at this attempt: a retryable upstream
+ * error retries after `retryDelayMs` (Retry-After honoured up to 10 s, longer is final), anything else
+ * leaves through `toApplicationFailure` (see activities/requests.ts and activities/stream-chat.ts).
+ */
+export function modelCallFailure(err: GatewayError, attempt: number): ApplicationFailure {
+  if (err instanceof UpstreamError && err.retryable) {
+    const delay = retryDelayMs(attempt, err.retryAfterMs);
+    return ApplicationFailure.create({ message: err.message, type: err.name, details: [err.toJSON()], nonRetryable: delay === null, nextRetryDelay: delay ?? undefined });
+  }
+  return toApplicationFailure(err);
+}
+
+export class Scenario {
+  readonly calls: RecordedCall[] = [];
+  readonly delivered: unknown[] = [];
+  readonly failed: unknown[] = [];
+
+  constructor(readonly id: string, readonly chain: string[], readonly script: Script) {}
+
+  /** The calls as `step(depth)`, e.g. `hold(0)`, `call(0)`, `release(0)`, `fail`. */
+  steps(): string[] {
+    return this.calls.map((c) => (c.depth === null ? c.step : `${c.step}(${c.depth})`));
+  }
+
+  callsOf(step: Step): RecordedCall[] {
+    return this.calls.filter((c) => c.step === step);
+  }
+
+  input(extra: Partial<ModelRequestInput> = {}): ModelRequestInput {
+    return {
+      requestId: this.id, workspaceId: 'ws_test', apiKeyId: 'key_test', endpoint: 'chat.completions', chain: this.chain,
+      allowedModels: null, body: { inline: { model: this.chain[0], messages: [{ role: 'user', content: 'hello' }] } },
+      created: Math.floor(Date.now() / 1000), clientRequestId: null, ...extra,
+    };
+  }
+}
+
+export interface WorkflowHarness {
+  env: TestWorkflowEnvironment;
+  client: Client;
+  /** The workflows' task queue. */
+  taskQueue: string;
+  /** A task queue only a stream worker polls (an API process's own queue). */
+  streamTaskQueue: string;
+  scenario(chain: string[], script?: Script): Scenario;
+  stop(): Promise<void>;
+}
+
+/** SDK notes about activity failures are the normal path here (retries, fallbacks): keep them out of the output. */
+function installQuietRuntime(): void {
+  const quiet = (level: string, message: string) => {
+    if (level === 'ERROR' || (level === 'WARN' && !/^(Activity failed|Workflow failed|No workflows registered|No activities registered)/i.test(message))) {
+      console.warn(`[temporal ${level}] ${message}`);
+    }
+  };
+  try {
+    Runtime.install({
+      logger: {
+        log: (level, m) => quiet(level, m),
+        trace: () => undefined, debug: () => undefined, info: () => undefined,
+        warn: (m) => quiet('WARN', m), error: (m) => quiet('ERROR', m),
+      },
+      telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+    });
+  } catch {
+    // Another test file in this process installed the runtime first (the gateway's own): use it.
+  }
+}
+
+const randomId = () => Math.random().toString(36).slice(2, 10);
+
+export async function startWorkflowHarness(): Promise<WorkflowHarness> {
+  installQuietRuntime();
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: TEMPORAL_CLI },
+      ip: '127.0.0.1',
+      ui: false,
+      log: { format: 'pretty', level: 'error' },
+      // As the gateway's dev server runs (stack/temporal.ts): the stream activity may start eagerly on the
+      // worker that scheduled it.
+      extraArgs: ['--dynamic-config-value', 'system.enableActivityEagerExecution=true'],
+    },
+  });
+  const scenarios = new Map<string, Scenario>();
+  const current = (): Scenario => {
+    const workflowId = activityInfo().workflowExecution?.workflowId ?? '';
+    const scenario = scenarios.get(workflowId);
+    if (!scenario) throw ApplicationFailure.nonRetryable(`no scenario for workflow ${workflowId}`);
+    return scenario;
+  };
+  const record = (scenario: Scenario, step: Step, depth: number | null, input: unknown): AttemptContext => {
+    const info = activityInfo();
+    scenario.calls.push({ step, depth, attempt: info.attempt, taskQueue: info.taskQueue, at: Date.now(), input });
+    return { attempt: info.attempt, taskQueue: info.taskQueue, depth: depth ?? -1 };
+  };
+  const hopOf = (reservationId: string) => Number(reservationId.slice(reservationId.lastIndexOf(':') + 1));
+  /** A scripted step may throw a gateway error as it is, shaped the way the real activity would. */
+  const shaped = async <T>(attempt: number, fn: () => Promise<T> | T): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof GatewayError) throw modelCallFailure(err, attempt);
+      throw err;
+    }
+  };
+
+  const streamChat = async (input: StreamChatInput): Promise<StreamChatOutcome> => {
+    const scenario = current();
+    const ctx = record(scenario, 'stream', scenario.chain.indexOf(input.model), input);
+    if (!scenario.script.stream) return streamed();
+    return shaped(ctx.attempt, () => scenario.script.stream!(input, { ...ctx, heartbeat: (progress) => heartbeat(progress) }));
+  };
+
+  const activities = {
+    async holdCredits(input: HoldInput): Promise<HoldOutcome> {
+      const scenario = current();
+      const ctx = record(scenario, 'hold', hopOf(input.reservationId), input);
+      if (!scenario.script.hold) return { ok: true, estimateMicro: HOLD_ESTIMATE_MICRO };
+      return shaped(ctx.attempt, () => scenario.script.hold!(input, ctx));
+    },
+    async callModel(input: CallInput): Promise<CallResult> {
+      const scenario = current();
+      const ctx = record(scenario, 'call', scenario.chain.indexOf(input.model), input);
+      if (!scenario.script.call) return served(input.model);
+      return shaped(ctx.attempt, () => scenario.script.call!(input, ctx));
+    },
+    async releaseCredits(input: { reservationId: string; reason: string }): Promise<void> {
+      record(current(), 'release', hopOf(input.reservationId), input);
+    },
+    async settleRequest(input: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number }> {
+      record(current(), 'settle', hopOf(input.reservationId), input);
+      return { chargedMicro: input.chargeMicro };
+    },
+    async failRequest(input: { reservationId: string | null; reason: string; usage: UsageRecord }): Promise<void> {
+      record(current(), 'fail', null, input);
+    },
+    async priceChatUsage(input: { model: string; inputTokens: number; outputTokens: number }): Promise<number> {
+      const scenario = current();
+      record(scenario, 'price', scenario.chain.indexOf(input.model), input);
+      return scenario.script.price ? scenario.script.price(input) : input.inputTokens * 10 + input.outputTokens * 30;
+    },
+    streamChat,
+  };
+
+  const sinks: InjectedSinks<ResultSinks> = {
+    results: {
+      deliver: { fn: (info, result) => { scenarios.get(info.workflowId)?.delivered.push(result); }, callDuringReplay: false },
+      fail: { fn: (info, error) => { scenarios.get(info.workflowId)?.failed.push(error); }, callDuringReplay: false },
+    },
+  };
+
+  const suffix = randomId();
+  const taskQueue = `wf-test-${suffix}`;
+  const streamTaskQueue = `wf-test-stream-${suffix}`;
+  const workers = [
+    await Worker.create({
+      connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue,
+      workflowBundle: await workflowBundle(), activities, sinks, shutdownGraceTime: '1 second',
+    }),
+    await Worker.create({
+      connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: streamTaskQueue,
+      activities: { streamChat }, shutdownGraceTime: '1 second',
+    }),
+  ];
+  const running = workers.map((w) => w.run());
+
+  return {
+    env,
+    client: env.client,
+    taskQueue,
+    streamTaskQueue,
+    scenario(chain, script = {}) {
+      const scenario = new Scenario(`req_${randomId()}`, chain, script);
+      scenarios.set(scenario.id, scenario);
+      return scenario;
+    },
+    async stop() {
+      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+      await Promise.allSettled(running);
+      await env.teardown();
+    },
+  };
+}
+
+/** The failure chain of a workflow error, outermost first: `ActivityFailure`, `ApplicationFailure:UpstreamError`, ... */
+export function failureChain(err: unknown): string[] {
+  const chain: string[] = [];
+  let current: unknown = err;
+  for (let i = 0; current && i < 10; i++) {
+    const name = (current as Error).constructor?.name ?? typeof current;
+    const type = current instanceof ApplicationFailure ? current.type : null;
+    chain.push(type ? `${name}:${type}` : name);
+    current = current instanceof TemporalFailure || current instanceof Error ? (current as { cause?: unknown }).cause : null;
+  }
+  return chain;
+}
+
+/** Resolves when `fn` has rejected; fails the test if it resolved. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected the run to fail, but it succeeded');
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
