@@ -15,6 +15,8 @@ let runtimeInstalled = false;
 function installRuntimeLogger(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
+  // A runtime someone else installed first (a test environment in the same process) stays in charge.
+  if (Runtime._instance) return;
   const forward = (level: LogLevel, message: string, meta?: LogMetadata) => {
     const target = level === 'ERROR' ? 'error' : level === 'WARN' && !/^(Activity failed|Workflow failed|No workflows registered|No activities registered)/.test(message) ? 'warn' : 'debug';
     log[target]({ temporal: meta }, message);
