@@ -54,6 +54,7 @@ export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatSt
     scheduleToStartTimeout: '15 seconds',
   });
   const { detail, ...result } = await serveAlongChain<StreamChatOutcome['ending']>(input, {
+    releaseReason: 'stream failed before its first byte',
     async call(model, depth) {
       const args = {
         requestId: input.requestId, model, body: input.body, created: input.created,

@@ -147,6 +147,8 @@ export interface ModelRequestResult extends Omit<ChainResult<unknown>, 'detail'>
 }
 
 export interface ChainCall<T> {
+  /** Why a hold is given back when this kind of call fails (shown in the ledger's audit trail). */
+  releaseReason?: string;
   /** Calls one hop's model (a local activity, or an activity in the API process holding a stream). */
   call(model: string, depth: number): Promise<HopServed<T>>;
   /**
@@ -186,7 +188,7 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
       if (chain.abandonOn && (await chain.abandonOn(err, reservationId, depth))) throw err;
       const billable = chain.billAfterFailure ? await chain.billAfterFailure(err, model) : null;
       if (!billable) {
-        await ledger.releaseCredits({ reservationId, reason: 'model call failed' });
+        await ledger.releaseCredits({ reservationId, reason: chain.releaseReason ?? 'model call failed' });
         hops.push({ model, outcome: 'failed', reason: findGatewayError(err)?.message ?? String(err) });
         lastFailure = err;
         if (mayFallBack(err)) continue;

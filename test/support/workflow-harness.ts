@@ -16,8 +16,7 @@ import { TemporalFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
 import type { CallInput, CallResult, HoldInput, HoldOutcome } from '../../activities/requests';
-import { retryDelayMs } from '../../activities/requests';
-import { toApplicationFailure } from '../../activities/failures';
+import { toActivityFailure } from '../../activities/failures';
 import type { StreamChatInput, StreamChatOutcome, StreamProgress } from '../../activities/stream-chat';
 import { GatewayError, UpstreamError, type UpstreamFailureKind } from '../../core/errors';
 import type { UsageRecord } from '../../domain/request-accounting';
@@ -75,17 +74,9 @@ export function upstream(kind: UpstreamFailureKind, opts: { model?: string; upst
   });
 }
 
-/**
- * The failure callModel and streamChat throw for a gateway error at this attempt: a retryable upstream
- * error retries after `retryDelayMs` (Retry-After honoured up to 10 s, longer is final), anything else
- * leaves through `toApplicationFailure` (see activities/requests.ts and activities/stream-chat.ts).
- */
+/** The failure an activity throws for a gateway error at this attempt: the activities' one failure policy. */
 export function modelCallFailure(err: GatewayError, attempt: number): ApplicationFailure {
-  if (err instanceof UpstreamError && err.retryable) {
-    const delay = retryDelayMs(attempt, err.retryAfterMs);
-    return ApplicationFailure.create({ message: err.message, type: err.name, details: [err.toJSON()], nonRetryable: delay === null, nextRetryDelay: delay ?? undefined });
-  }
-  return toApplicationFailure(err);
+  return toActivityFailure(err, attempt) as ApplicationFailure;
 }
 
 export class Scenario {
