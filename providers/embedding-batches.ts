@@ -2,18 +2,17 @@
  * Embedding providers that cap the texts per call: the input goes out in consecutive batches that share one
  * deadline, and their vectors and token counts are joined in input order.
  */
-import type { CallContext, EmbeddingResult } from './types';
+import type { EmbeddingResult } from './types';
 
 export async function embedInBatches(
   input: string[],
-  opts: { batchSize: number; ctx: CallContext; defaultTimeoutMs: number },
+  opts: { batchSize: number; deadline: number },
   embedBatch: (texts: string[], timeoutMs: number) => Promise<{ embeddings: number[][]; inputTokens: number }>,
 ): Promise<EmbeddingResult> {
-  const deadline = Date.now() + (opts.ctx.timeoutMs ?? opts.defaultTimeoutMs);
   const embeddings: number[][] = [];
   let inputTokens = 0;
   for (let start = 0; start < input.length; start += opts.batchSize) {
-    const batch = await embedBatch(input.slice(start, start + opts.batchSize), Math.max(1, deadline - Date.now()));
+    const batch = await embedBatch(input.slice(start, start + opts.batchSize), Math.max(1, opts.deadline - Date.now()));
     embeddings.push(...batch.embeddings);
     inputTokens += batch.inputTokens;
   }
