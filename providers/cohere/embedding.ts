@@ -19,8 +19,7 @@ export class CohereEmbeddingModel implements EmbeddingModelAdapter {
 
   async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
     const { providerId } = this.connection;
-    const request = this.connection.request(ctx, { method: 'POST', headers: { accept: 'application/json' } });
-    return embedInBatches(req.input, { batchSize: MAX_TEXTS_PER_CALL, deadline: this.connection.deadline(ctx) }, async (texts, timeoutMs) => {
+    return embedInBatches(this.connection, ctx, req.input, MAX_TEXTS_PER_CALL, async (texts, request) => {
       const { body } = await upstreamJson<CohereEmbedResponse>(providerId, this.connection.url('/v2/embed'), {
         ...request,
         json: {
@@ -31,7 +30,6 @@ export class CohereEmbeddingModel implements EmbeddingModelAdapter {
           embedding_types: ['float'],
           ...(req.dimensions !== undefined ? { output_dimension: req.dimensions } : {}),
         },
-        timeoutMs,
       });
       const vectors = body?.embeddings?.float;
       expectShape(providerId, isVectorList(vectors, texts.length), 'embeddings.float does not hold one vector per text');

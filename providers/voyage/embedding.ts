@@ -26,12 +26,10 @@ export class VoyageEmbeddingModel implements EmbeddingModelAdapter {
 
   async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
     const { providerId } = this.connection;
-    const request = this.connection.request(ctx, { method: 'POST', headers: { accept: 'application/json' } });
-    return embedInBatches(req.input, { batchSize: MAX_TEXTS_PER_CALL, deadline: this.connection.deadline(ctx) }, async (input, timeoutMs) => {
+    return embedInBatches(this.connection, ctx, req.input, MAX_TEXTS_PER_CALL, async (input, request) => {
       const { body } = await upstreamJson<VoyageEmbeddingsResponse>(providerId, this.connection.url('/v1/embeddings'), {
         ...request,
         json: { input, model: this.model, ...(req.dimensions !== undefined ? { output_dimension: req.dimensions } : {}) },
-        timeoutMs,
       });
       const data = body?.data;
       expectShape(providerId, isEmbeddingList(data, input.length), 'data does not hold one embedding per input');
