@@ -7,6 +7,7 @@
 import { UpstreamError } from '../../core/errors';
 import type { Connection } from '../connection';
 import { expectShape, transportError, upstreamBytes, upstreamJson } from '../http';
+import { runAll } from '../run-all';
 import type { CallContext, GeneratedImage, ImageGenerateRequest, ImageModelAdapter, ImageResult } from '../types';
 import { buildTaskBody, taskBodyFor } from './request';
 
@@ -124,22 +125,6 @@ class FluxTask {
       throw transportError(this.provider, err, false, signal);
     }
     this.remainingMs();
-  }
-}
-
-/** Runs `count` tasks at once; the first failure cancels the others and is what the caller sees. */
-async function runAll<T>(count: number, callerSignal: AbortSignal | undefined, task: (index: number, signal: AbortSignal) => Promise<T>): Promise<T[]> {
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  if (callerSignal?.aborted) abort();
-  callerSignal?.addEventListener('abort', abort, { once: true });
-  try {
-    return await Promise.all(Array.from({ length: count }, (_, index) => task(index, controller.signal).catch((err: unknown) => {
-      abort();
-      throw err;
-    })));
-  } finally {
-    callerSignal?.removeEventListener('abort', abort);
   }
 }
 

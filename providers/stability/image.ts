@@ -7,6 +7,7 @@
 import { UpstreamError } from '../../core/errors';
 import type { Connection } from '../connection';
 import { expectShape, upstreamBytes, type UpstreamRequest } from '../http';
+import { runAll } from '../run-all';
 import type { CallContext, GeneratedImage, ImageEditRequest, ImageGenerateRequest, ImageInputFile, ImageModelAdapter, ImageResult } from '../types';
 import { INPAINT_PATH, aspectRatioField, commonFields, generateEndpoint, outputFormat, toForm } from './form';
 import { toStabilityMask } from './mask';
@@ -63,21 +64,5 @@ export class StabilityImageModel implements ImageModelAdapter {
       throw new UpstreamError(`${provider} could not finish the image (${finishReason.slice(0, 40)})`, { kind: 'server_error', provider });
     }
     return { data, mediaType: contentType === 'image/*' ? MEDIA_TYPE_BY_FORMAT[format] ?? 'image/png' : contentType };
-  }
-}
-
-/** Runs `count` calls at once; the first failure cancels the others and is what the caller sees. */
-async function runAll<T>(count: number, callerSignal: AbortSignal | undefined, call: (index: number, signal: AbortSignal) => Promise<T>): Promise<T[]> {
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  if (callerSignal?.aborted) abort();
-  callerSignal?.addEventListener('abort', abort, { once: true });
-  try {
-    return await Promise.all(Array.from({ length: count }, (_, index) => call(index, controller.signal).catch((err: unknown) => {
-      abort();
-      throw err;
-    })));
-  } finally {
-    callerSignal?.removeEventListener('abort', abort);
   }
 }
