@@ -7,20 +7,20 @@ import { UpstreamError } from '../core/errors';
 import { DEFAULT_TIMEOUT_MS, type UpstreamRequest } from './http';
 import type { CallContext, Provider, ProviderOptions } from './types';
 
-type Headers = Record<string, string>;
+type HeaderMap = Record<string, string>;
 
 /** What differs between wire families in how they reach a host. */
 export interface ConnectionSpec {
   family: string;
   /** The header that carries the key: see `bearerAuth` and `keyHeaderAuth`. */
-  auth: (apiKey: string) => Headers;
+  auth: (apiKey: string) => HeaderMap;
   /**
    * Where the auth header goes relative to the host's configured headers. `after-host` (the default): the
    * key always wins. `before-host`: a host header of the same name replaces it (OpenAI-compatible hosts).
    */
   authPlacement?: 'before-host' | 'after-host';
   /** Family headers sent first (API version pins); the host's configured headers may replace them. */
-  defaultHeaders?: Headers;
+  defaultHeaders?: HeaderMap;
   /** Lower-cases the names of host and per-request headers, so one of any case replaces a default. */
   lowerCaseHeaderNames?: boolean;
   /** A version suffix the family's paths add themselves, dropped from base URLs given with it. */
@@ -30,10 +30,10 @@ export interface ConnectionSpec {
 }
 
 /** `authorization: Bearer <key>`. */
-export const bearerAuth = (apiKey: string): Headers => ({ authorization: `Bearer ${apiKey}` });
+export const bearerAuth = (apiKey: string): HeaderMap => ({ authorization: `Bearer ${apiKey}` });
 
 /** The bare key in a named header (`x-api-key`, `x-goog-api-key`, ...). */
-export const keyHeaderAuth = (name: string) => (apiKey: string): Headers => ({ [name]: apiKey });
+export const keyHeaderAuth = (name: string) => (apiKey: string): HeaderMap => ({ [name]: apiKey });
 
 export class Connection {
   readonly providerId: string;
@@ -42,7 +42,7 @@ export class Connection {
   readonly configured: boolean;
   readonly baseUrl: string;
   private readonly apiKey: string | undefined;
-  private readonly hostHeaders: Headers;
+  private readonly hostHeaders: HeaderMap;
   private readonly defaultTimeoutMs: number | undefined;
 
   constructor(options: ProviderOptions, private readonly spec: ConnectionSpec) {
@@ -72,7 +72,7 @@ export class Connection {
   }
 
   /** Every request's headers: family defaults, the host's own, the key, then `extra`. */
-  headers(extra: Headers = {}): Headers {
+  headers(extra: HeaderMap = {}): HeaderMap {
     const auth = this.spec.auth(this.key());
     const hostFirst = this.spec.authPlacement !== 'before-host';
     return {
@@ -106,7 +106,7 @@ export class Connection {
     return this.apiKey;
   }
 
-  private names(headers: Headers): Headers {
+  private names(headers: HeaderMap): HeaderMap {
     if (!this.spec.lowerCaseHeaderNames) return headers;
     return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
   }
