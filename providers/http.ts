@@ -15,7 +15,8 @@ export interface UpstreamRequest {
   timeoutMs?: number;
 }
 
-const DEFAULT_TIMEOUT_MS = 60_000;
+/** Per-attempt deadline when neither the call, the host nor the family sets one. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
 const MAX_ERROR_BODY = 64 * 1024;
 
 /**

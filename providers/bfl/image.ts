@@ -5,12 +5,12 @@
  * `Pending` ends as a `timeout` rather than holding the attempt forever. n images are n tasks.
  */
 import { UpstreamError } from '../../core/errors';
+import type { Connection } from '../connection';
 import { expectShape, transportError, upstreamBytes, upstreamJson } from '../http';
-import type { CallContext, GeneratedImage, ImageGenerateRequest, ImageModelAdapter, ImageResult, ProviderOptions } from '../types';
+import { runAll } from '../run-all';
+import type { CallContext, GeneratedImage, ImageGenerateRequest, ImageModelAdapter, ImageResult } from '../types';
 import { buildTaskBody, taskBodyFor } from './request';
 
-/** Generations take seconds to tens of seconds; the shared 60 s default leaves too little room. */
-const DEFAULT_TIMEOUT_MS = 120_000;
 const FIRST_POLL_DELAY_MS = 250;
 const MAX_POLL_DELAY_MS = 2_000;
 
@@ -26,31 +26,25 @@ interface TaskState {
   result?: { sample?: unknown } | null;
 }
 
-export function createBflImage(options: ProviderOptions, upstreamModel: string): ImageModelAdapter {
-  return {
-    async doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult> {
-      if (!options.apiKey) {
-        throw new UpstreamError(`${options.id} is not configured (no API key)`, { kind: 'not_configured', provider: options.id });
-      }
-      const task = new FluxTask(options, options.apiKey, ctx.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-      const body = buildTaskBody(upstreamModel, req);
-      const images = await runAll(Math.max(1, req.n), ctx.signal, (index, signal) =>
-        task.generate(upstreamModel, taskBodyFor(body, index), signal));
-      return { images };
-    },
-  };
+export class BflImageModel implements ImageModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
+
+  async doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult> {
+    this.connection.assertConfigured();
+    const task = new FluxTask(this.connection, this.connection.deadline(ctx));
+    const body = buildTaskBody(this.model, req);
+    const images = await runAll(Math.max(1, req.n), ctx.signal, (index, signal) =>
+      task.generate(this.model, taskBodyFor(body, index), signal));
+    return { images };
+  }
 }
 
-/** One call's worth of FLUX tasks: credentials, base URL and the deadline they all share. */
+/** One call's worth of FLUX tasks: the host's connection and the deadline they all share. */
 class FluxTask {
   private readonly provider: string;
-  private readonly baseUrl: string;
-  private readonly deadline: number;
 
-  constructor(private readonly options: ProviderOptions, private readonly apiKey: string, timeoutMs: number) {
-    this.provider = options.id;
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.deadline = Date.now() + timeoutMs;
+  constructor(private readonly connection: Connection, private readonly deadline: number) {
+    this.provider = connection.providerId;
   }
 
   async generate(model: string, body: Record<string, unknown>, signal: AbortSignal): Promise<GeneratedImage> {
@@ -60,13 +54,13 @@ class FluxTask {
   }
 
   private async submit(model: string, body: Record<string, unknown>, signal: AbortSignal): Promise<string> {
-    const { body: task } = await upstreamJson<SubmittedTask>(this.provider, `${this.baseUrl}/v1/${encodeURIComponent(model)}`, {
+    const { body: task } = await upstreamJson<SubmittedTask>(this.provider, this.connection.url(`/v1/${encodeURIComponent(model)}`), {
       method: 'POST', headers: this.headers(), json: body, signal, timeoutMs: this.remainingMs(),
     });
     expectShape(this.provider, typeof task?.id === 'string' && task.id !== '', 'the task has no id');
     if (typeof task.polling_url === 'string' && isHttpUrl(task.polling_url)) return task.polling_url;
     // Older answers carry only the id; the regional polling URL is the one to use when given.
-    return `${this.baseUrl}/v1/get_result?id=${encodeURIComponent(task.id as string)}`;
+    return this.connection.url(`/v1/get_result?id=${encodeURIComponent(task.id as string)}`);
   }
 
   private async waitForSample(pollingUrl: string, signal: AbortSignal): Promise<string> {
@@ -108,7 +102,7 @@ class FluxTask {
   }
 
   private headers(): Record<string, string> {
-    return { ...(this.options.headers ?? {}), 'x-key': this.apiKey, accept: 'application/json' };
+    return this.connection.headers({ accept: 'application/json' });
   }
 
   private moderated(what: string): UpstreamError {
@@ -131,22 +125,6 @@ class FluxTask {
       throw transportError(this.provider, err, false, signal);
     }
     this.remainingMs();
-  }
-}
-
-/** Runs `count` tasks at once; the first failure cancels the others and is what the caller sees. */
-async function runAll<T>(count: number, callerSignal: AbortSignal | undefined, task: (index: number, signal: AbortSignal) => Promise<T>): Promise<T[]> {
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  if (callerSignal?.aborted) abort();
-  callerSignal?.addEventListener('abort', abort, { once: true });
-  try {
-    return await Promise.all(Array.from({ length: count }, (_, index) => task(index, controller.signal).catch((err: unknown) => {
-      abort();
-      throw err;
-    })));
-  } finally {
-    callerSignal?.removeEventListener('abort', abort);
   }
 }
 

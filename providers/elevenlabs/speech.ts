@@ -4,8 +4,9 @@
  * cannot produce (flac, aac) are refused before anything is sent.
  */
 import { UpstreamError } from '../../core/errors';
+import type { Connection } from '../connection';
 import { expectShape, upstreamBytes } from '../http';
-import type { CallContext, ProviderOptions, SpeechFormat, SpeechModelAdapter, SpeechRequest, SpeechResult } from '../types';
+import type { CallContext, SpeechFormat, SpeechModelAdapter, SpeechRequest, SpeechResult } from '../types';
 import { isWav, pcmSeconds, wavFromPcm, wavSeconds } from './audio';
 import { resolveVoiceId } from './voices';
 
@@ -30,36 +31,29 @@ const OUTPUT_PLANS: Partial<Record<SpeechFormat, OutputPlan>> = {
 const MIN_SPEED = 0.7;
 const MAX_SPEED = 1.2;
 
-export function createElevenLabsSpeech(options: ProviderOptions, upstreamModel: string): SpeechModelAdapter {
-  const provider = options.id;
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+export class ElevenLabsSpeechModel implements SpeechModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
-  return {
-    async doSynthesize(req: SpeechRequest, ctx: CallContext): Promise<SpeechResult> {
-      if (!options.apiKey) {
-        throw new UpstreamError(`${provider} is not configured (no API key)`, { kind: 'not_configured', provider });
-      }
-      const plan = OUTPUT_PLANS[req.format];
-      if (!plan) {
-        throw new UpstreamError(`${provider} cannot produce ${req.format} audio; use mp3, opus, wav or pcm`, {
-          kind: 'caller_error', provider, code: 'unsupported_response_format', param: 'response_format',
-        });
-      }
-      const voiceId = encodeURIComponent(resolveVoiceId(req.voice));
-      const url = `${baseUrl}/v1/text-to-speech/${voiceId}?output_format=${plan.outputFormat}`;
-      const { data, headers } = await upstreamBytes(provider, url, {
-        method: 'POST',
-        headers: { ...(options.headers ?? {}), 'xi-api-key': options.apiKey },
-        // `instructions` has no ElevenLabs counterpart (its expressive models read inline audio tags).
-        json: { text: req.input, model_id: upstreamModel, voice_settings: { speed: clampSpeed(req.speed) } },
-        signal: ctx.signal,
-        timeoutMs: ctx.timeoutMs ?? options.timeoutMs,
+  async doSynthesize(req: SpeechRequest, ctx: CallContext): Promise<SpeechResult> {
+    const provider = this.connection.providerId;
+    const request = this.connection.request(ctx, { method: 'POST' });
+    const plan = OUTPUT_PLANS[req.format];
+    if (!plan) {
+      throw new UpstreamError(`${provider} cannot produce ${req.format} audio; use mp3, opus, wav or pcm`, {
+        kind: 'caller_error', provider, code: 'unsupported_response_format', param: 'response_format',
       });
-      const contentType = headers.get('content-type') ?? '';
-      expectShape(provider, data.length > 0 && !contentType.includes('json'), 'the answer holds no audio');
-      return toResult(req.format, plan, data);
-    },
-  };
+    }
+    const voiceId = encodeURIComponent(resolveVoiceId(req.voice));
+    const url = this.connection.url(`/v1/text-to-speech/${voiceId}?output_format=${plan.outputFormat}`);
+    const { data, headers } = await upstreamBytes(provider, url, {
+      ...request,
+      // `instructions` has no ElevenLabs counterpart (its expressive models read inline audio tags).
+      json: { text: req.input, model_id: this.model, voice_settings: { speed: clampSpeed(req.speed) } },
+    });
+    const contentType = headers.get('content-type') ?? '';
+    expectShape(provider, data.length > 0 && !contentType.includes('json'), 'the answer holds no audio');
+    return toResult(req.format, plan, data);
+  }
 }
 
 function clampSpeed(speed: number): number {

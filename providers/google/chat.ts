@@ -1,41 +1,39 @@
 /** The Gemini chat adapter: `:generateContent`, and `:streamGenerateContent?alt=sse` for streams. */
 import { UpstreamError } from '../../core/errors';
+import type { Connection } from '../connection';
 import { classifyHttpFailure, parseSseJson, readSse, upstreamFetch, upstreamJson } from '../http';
 import type { CallContext, ChatModelAdapter, ChatRequest, ChatResult, ChatStreamPart, FinishReason } from '../types';
 import { buildGenerateContentRequest } from './chat-request';
 import { mapFinishReason, parseGenerateContentResponse, toTokenUsage, toToolCall } from './chat-response';
-import type { GoogleEndpoint } from './endpoint';
+import { modelUrl } from './paths';
 import type { GeminiGenerateContentResponse, GeminiUsageMetadata } from './wire';
 
-export function createGoogleChat(endpoint: GoogleEndpoint, model: string): ChatModelAdapter {
-  const { provider } = endpoint;
-  return {
-    async doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
-      const headers = endpoint.headers();
-      const body = buildGenerateContentRequest(model, req);
-      const answer = await upstreamJson(provider, endpoint.modelUrl(model, 'generateContent'), {
-        json: body, headers, signal: ctx.signal, timeoutMs: endpoint.timeoutMs(ctx),
-      });
-      return parseGenerateContentResponse(provider, answer.body);
-    },
+export class GoogleChatModel implements ChatModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
-    async *doStream(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
-      const headers = endpoint.headers();
-      const body = buildGenerateContentRequest(model, req);
-      const timeoutMs = endpoint.timeoutMs(ctx);
-      const { response, done, endDeadline } = await upstreamFetch(provider, `${endpoint.modelUrl(model, 'streamGenerateContent')}?alt=sse`, {
-        json: body, headers: { ...headers, accept: 'text/event-stream' }, signal: ctx.signal, timeoutMs,
-      });
-      // The attempt deadline covers the first byte; afterwards silence is bounded by the idle timeout,
-      // and the caller's signal still cancels the body.
-      endDeadline();
-      try {
-        yield* translateGeminiStream(provider, response, timeoutMs, ctx);
-      } finally {
-        done();
-      }
-    },
-  };
+  async doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
+    const { providerId } = this.connection;
+    const request = this.connection.request(ctx);
+    const body = buildGenerateContentRequest(this.model, req);
+    const answer = await upstreamJson(providerId, modelUrl(this.connection, this.model, 'generateContent'), { ...request, json: body });
+    return parseGenerateContentResponse(providerId, answer.body);
+  }
+
+  async *doStream(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
+    const { providerId } = this.connection;
+    const request = this.connection.request(ctx, { headers: { accept: 'text/event-stream' } });
+    const body = buildGenerateContentRequest(this.model, req);
+    const url = `${modelUrl(this.connection, this.model, 'streamGenerateContent')}?alt=sse`;
+    const { response, done, endDeadline } = await upstreamFetch(providerId, url, { ...request, json: body });
+    // The attempt deadline covers the first byte; afterwards silence is bounded by the idle timeout,
+    // and the caller's signal still cancels the body.
+    endDeadline();
+    try {
+      yield* translateGeminiStream(providerId, response, request.timeoutMs, ctx);
+    } finally {
+      done();
+    }
+  }
 }
 
 async function* translateGeminiStream(provider: string, response: Response, timeoutMs: number | undefined, ctx: CallContext): AsyncGenerator<ChatStreamPart> {

@@ -1,7 +1,8 @@
 /** Gemini embeddings through `:batchEmbedContents`, one request entry per input string. */
+import type { Connection } from '../connection';
 import { upstreamJson, expectShape } from '../http';
 import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingResult } from '../types';
-import type { GoogleEndpoint } from './endpoint';
+import { modelUrl } from './paths';
 
 /** The API takes at most 100 entries per batch call. */
 const MAX_BATCH = 100;
@@ -10,34 +11,34 @@ interface BatchEmbedResponse {
   embeddings?: Array<{ values?: number[] }>;
 }
 
-export function createGoogleEmbedding(endpoint: GoogleEndpoint, model: string): EmbeddingModelAdapter {
-  const { provider } = endpoint;
-  const modelName = `models/${model.replace(/^models\//, '')}`;
-  return {
-    async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
-      const headers = endpoint.headers();
-      const embeddings: number[][] = [];
-      // Batches run one after another so a large input does not burst the per-minute quota.
-      for (let start = 0; start < req.input.length; start += MAX_BATCH) {
-        const batch = req.input.slice(start, start + MAX_BATCH);
-        const requests = batch.map((text) => ({
-          model: modelName,
-          content: { parts: [{ text }] },
-          ...(req.dimensions !== undefined ? { outputDimensionality: req.dimensions } : {}),
-        }));
-        const answer = await upstreamJson<BatchEmbedResponse>(provider, endpoint.modelUrl(model, 'batchEmbedContents'), {
-          json: { requests }, headers, signal: ctx.signal, timeoutMs: endpoint.timeoutMs(ctx),
-        });
-        const vectors = answer.body?.embeddings;
-        expectShape(provider, Array.isArray(vectors) && vectors.length === batch.length, 'embeddings do not match the inputs');
-        for (const vector of vectors) {
-          expectShape(provider, Array.isArray(vector?.values), 'embedding without values');
-          embeddings.push(vector.values!);
-        }
+export class GoogleEmbeddingModel implements EmbeddingModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
+
+  async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
+    const { providerId } = this.connection;
+    const request = this.connection.request(ctx);
+    const modelName = `models/${this.model.replace(/^models\//, '')}`;
+    const embeddings: number[][] = [];
+    // Batches run one after another so a large input does not burst the per-minute quota.
+    for (let start = 0; start < req.input.length; start += MAX_BATCH) {
+      const batch = req.input.slice(start, start + MAX_BATCH);
+      const requests = batch.map((text) => ({
+        model: modelName,
+        content: { parts: [{ text }] },
+        ...(req.dimensions !== undefined ? { outputDimensionality: req.dimensions } : {}),
+      }));
+      const answer = await upstreamJson<BatchEmbedResponse>(providerId, modelUrl(this.connection, this.model, 'batchEmbedContents'), {
+        ...request, json: { requests },
+      });
+      const vectors = answer.body?.embeddings;
+      expectShape(providerId, Array.isArray(vectors) && vectors.length === batch.length, 'embeddings do not match the inputs');
+      for (const vector of vectors) {
+        expectShape(providerId, Array.isArray(vector?.values), 'embedding without values');
+        embeddings.push(vector.values!);
       }
-      return { embeddings, usage: { inputTokens: estimateTokens(req.input) } };
-    },
-  };
+    }
+    return { embeddings, usage: { inputTokens: estimateTokens(req.input) } };
+  }
 }
 
 /**

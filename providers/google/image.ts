@@ -1,66 +1,64 @@
 /**
  * Image generation. Imagen models answer `:predict`; Gemini image models (`gemini-*-image`) answer
  * `:generateContent` with image output, and also edit images given as input. The model id's prefix picks
- * the route.
+ * the route (see index.ts).
  */
 import { InvalidRequestError, UpstreamError } from '../../core/errors';
-import { expectShape, upstreamJson } from '../http';
+import type { Connection } from '../connection';
+import { expectShape, upstreamJson, type UpstreamRequest } from '../http';
 import type { CallContext, GeneratedImage, ImageEditRequest, ImageGenerateRequest, ImageModelAdapter, ImageResult, TokenUsage } from '../types';
 import { toTokenUsage } from './chat-response';
-import type { GoogleEndpoint } from './endpoint';
+import { modelUrl } from './paths';
 import type { GeminiGenerateContentRequest, GeminiGenerateContentResponse, GeminiPart } from './wire';
 
 const IMAGEN_ASPECT_RATIOS = ['1:1', '3:4', '4:3', '9:16', '16:9'];
 const GEMINI_ASPECT_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'];
 const OUTPUT_MEDIA_TYPES: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', jpg: 'image/jpeg', webp: 'image/webp' };
 
-export function createGoogleImage(endpoint: GoogleEndpoint, model: string): ImageModelAdapter {
-  return /^(models\/)?imagen-/.test(model) ? imagenAdapter(endpoint, model) : geminiImageAdapter(endpoint, model);
-}
-
 interface ImagenResponse {
   predictions?: Array<{ bytesBase64Encoded?: string; mimeType?: string; prompt?: string; raiFilteredReason?: string }>;
 }
 
-function imagenAdapter(endpoint: GoogleEndpoint, model: string): ImageModelAdapter {
-  const { provider } = endpoint;
-  return {
-    async doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult> {
-      const headers = endpoint.headers();
-      const params = req.params;
-      const parameters: Record<string, unknown> = { sampleCount: req.n };
-      const aspectRatio = aspectRatioFor(req, IMAGEN_ASPECT_RATIOS);
-      if (aspectRatio) parameters.aspectRatio = aspectRatio;
-      if (params.person_generation !== undefined) parameters.personGeneration = params.person_generation;
-      if (params.negative_prompt !== undefined) parameters.negativePrompt = params.negative_prompt;
-      if (params.seed !== undefined) parameters.seed = params.seed;
-      if (params.image_size !== undefined) parameters.imageSize = params.image_size;
-      const outputOptions = imagenOutputOptions(params);
-      if (outputOptions) parameters.outputOptions = outputOptions;
+/** Imagen models: `:predict`, generation only. */
+export class GoogleImagenModel implements ImageModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
-      const answer = await upstreamJson<ImagenResponse>(provider, endpoint.modelUrl(model, 'predict'), {
-        json: { instances: [{ prompt: req.prompt }], parameters }, headers, signal: ctx.signal, timeoutMs: endpoint.timeoutMs(ctx),
-      });
-      const body = answer.body;
-      expectShape(provider, !!body && typeof body === 'object', 'not an object');
-      const predictions = body.predictions ?? [];
-      expectShape(provider, Array.isArray(predictions), 'predictions are not a list');
-      const images: GeneratedImage[] = [];
-      const filtered: string[] = [];
-      for (const prediction of predictions) {
-        if (typeof prediction?.bytesBase64Encoded !== 'string') {
-          if (prediction?.raiFilteredReason) filtered.push(prediction.raiFilteredReason);
-          continue;
-        }
-        const image: GeneratedImage = { data: Buffer.from(prediction.bytesBase64Encoded, 'base64'), mediaType: prediction.mimeType ?? 'image/png' };
-        if (prediction.prompt) image.revisedPrompt = prediction.prompt;
-        images.push(image);
+  async doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult> {
+    const { providerId: provider } = this.connection;
+    const request = this.connection.request(ctx);
+    const params = req.params;
+    const parameters: Record<string, unknown> = { sampleCount: req.n };
+    const aspectRatio = aspectRatioFor(req, IMAGEN_ASPECT_RATIOS);
+    if (aspectRatio) parameters.aspectRatio = aspectRatio;
+    if (params.person_generation !== undefined) parameters.personGeneration = params.person_generation;
+    if (params.negative_prompt !== undefined) parameters.negativePrompt = params.negative_prompt;
+    if (params.seed !== undefined) parameters.seed = params.seed;
+    if (params.image_size !== undefined) parameters.imageSize = params.image_size;
+    const outputOptions = imagenOutputOptions(params);
+    if (outputOptions) parameters.outputOptions = outputOptions;
+
+    const answer = await upstreamJson<ImagenResponse>(provider, modelUrl(this.connection, this.model, 'predict'), {
+      ...request, json: { instances: [{ prompt: req.prompt }], parameters },
+    });
+    const body = answer.body;
+    expectShape(provider, !!body && typeof body === 'object', 'not an object');
+    const predictions = body.predictions ?? [];
+    expectShape(provider, Array.isArray(predictions), 'predictions are not a list');
+    const images: GeneratedImage[] = [];
+    const filtered: string[] = [];
+    for (const prediction of predictions) {
+      if (typeof prediction?.bytesBase64Encoded !== 'string') {
+        if (prediction?.raiFilteredReason) filtered.push(prediction.raiFilteredReason);
+        continue;
       }
-      // Imagen drops filtered images from `predictions`; with none left there is nothing to return.
-      if (images.length === 0) throw contentFiltered(provider, filtered[0]);
-      return { images };
-    },
-  };
+      const image: GeneratedImage = { data: Buffer.from(prediction.bytesBase64Encoded, 'base64'), mediaType: prediction.mimeType ?? 'image/png' };
+      if (prediction.prompt) image.revisedPrompt = prediction.prompt;
+      images.push(image);
+    }
+    // Imagen drops filtered images from `predictions`; with none left there is nothing to return.
+    if (images.length === 0) throw contentFiltered(provider, filtered[0]);
+    return { images };
+  }
 }
 
 function imagenOutputOptions(params: Record<string, unknown>): Record<string, unknown> | undefined {
@@ -70,10 +68,33 @@ function imagenOutputOptions(params: Record<string, unknown>): Record<string, un
   return Object.keys(options).length > 0 ? options : undefined;
 }
 
-function geminiImageAdapter(endpoint: GoogleEndpoint, model: string): ImageModelAdapter {
-  const { provider } = endpoint;
+/** Gemini image models (`gemini-*-image`): `:generateContent` with image output; they also edit given images. */
+export class GoogleGeminiImageModel implements ImageModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
-  async function generateOne(req: ImageGenerateRequest, inputs: GeminiPart[], ctx: CallContext, headers: Record<string, string>) {
+  doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult> {
+    return this.generate(req, [], ctx);
+  }
+
+  async doEdit(req: ImageEditRequest, ctx: CallContext): Promise<ImageResult> {
+    if (req.mask) throw new InvalidRequestError('This model edits from the prompt alone and takes no mask', { param: 'mask', code: 'unsupported_parameter' });
+    const inputs = req.images.map((image): GeminiPart => ({ inlineData: { mimeType: image.mediaType, data: image.data.toString('base64') } }));
+    return this.generate(req, inputs, ctx);
+  }
+
+  /** These models make one image per call, so `n` images take `n` calls, run side by side. */
+  private async generate(req: ImageGenerateRequest, inputs: GeminiPart[], ctx: CallContext): Promise<ImageResult> {
+    const request = this.connection.request(ctx);
+    const results = await Promise.all(Array.from({ length: Math.max(1, req.n) }, () => this.generateOne(req, inputs, request)));
+    const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+    for (const result of results) {
+      usage.inputTokens += result.usage.inputTokens;
+      usage.outputTokens += result.usage.outputTokens;
+    }
+    return { images: results.flatMap((result) => result.images), usage };
+  }
+
+  private async generateOne(req: ImageGenerateRequest, inputs: GeminiPart[], request: UpstreamRequest) {
     const imageConfig: { aspectRatio?: string; imageSize?: string } = {};
     const aspectRatio = aspectRatioFor(req, GEMINI_ASPECT_RATIOS);
     if (aspectRatio) imageConfig.aspectRatio = aspectRatio;
@@ -83,32 +104,11 @@ function geminiImageAdapter(endpoint: GoogleEndpoint, model: string): ImageModel
       generationConfig: { responseModalities: ['IMAGE'], ...(Object.keys(imageConfig).length > 0 ? { imageConfig } : {}) },
     };
     if (typeof req.params.seed === 'number') body.generationConfig!.seed = req.params.seed;
-    const answer = await upstreamJson<GeminiGenerateContentResponse>(provider, endpoint.modelUrl(model, 'generateContent'), {
-      json: body, headers, signal: ctx.signal, timeoutMs: endpoint.timeoutMs(ctx),
+    const answer = await upstreamJson<GeminiGenerateContentResponse>(this.connection.providerId, modelUrl(this.connection, this.model, 'generateContent'), {
+      ...request, json: body,
     });
-    return readGeneratedImages(provider, answer.body);
+    return readGeneratedImages(this.connection.providerId, answer.body);
   }
-
-  /** These models make one image per call, so `n` images take `n` calls, run side by side. */
-  async function generate(req: ImageGenerateRequest, inputs: GeminiPart[], ctx: CallContext): Promise<ImageResult> {
-    const headers = endpoint.headers();
-    const results = await Promise.all(Array.from({ length: Math.max(1, req.n) }, () => generateOne(req, inputs, ctx, headers)));
-    const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-    for (const result of results) {
-      usage.inputTokens += result.usage.inputTokens;
-      usage.outputTokens += result.usage.outputTokens;
-    }
-    return { images: results.flatMap((result) => result.images), usage };
-  }
-
-  return {
-    doGenerate: (req, ctx) => generate(req, [], ctx),
-    async doEdit(req: ImageEditRequest, ctx: CallContext): Promise<ImageResult> {
-      if (req.mask) throw new InvalidRequestError('This model edits from the prompt alone and takes no mask', { param: 'mask', code: 'unsupported_parameter' });
-      const inputs = req.images.map((image): GeminiPart => ({ inlineData: { mimeType: image.mediaType, data: image.data.toString('base64') } }));
-      return generate(req, inputs, ctx);
-    },
-  };
 }
 
 function readGeneratedImages(provider: string, body: GeminiGenerateContentResponse): { images: GeneratedImage[]; usage: TokenUsage } {

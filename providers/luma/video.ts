@@ -3,17 +3,10 @@
  * (state `queued`), `GET /dream-machine/v1/generations/{id}` reports `queued` / `dreaming` / `completed`
  * (with `assets.video`) / `failed` (with `failure_reason`). Luma reports no progress figure.
  */
-import { InvalidRequestError, UpstreamError } from '../../core/errors';
+import { InvalidRequestError } from '../../core/errors';
+import type { Connection } from '../connection';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, VideoModelAdapter, VideoPollResult, VideoSubmitRequest } from '../types';
-
-export interface LumaConnection {
-  providerId: string;
-  baseUrl: string;
-  apiKey?: string;
-  headers: Record<string, string>;
-  timeoutMs?: number;
-}
 
 type GenerationState = 'queued' | 'dreaming' | 'completed' | 'failed';
 
@@ -31,11 +24,11 @@ const GENERATIONS_PATH = '/dream-machine/v1/generations';
 /** Luma names resolutions by tier; a pixel size maps to the tier of its shorter side. */
 const TIER_BY_SHORT_SIDE: Record<number, string> = { 540: '540p', 720: '720p', 1080: '1080p', 2160: '4k' };
 
-export class LumaVideoAdapter implements VideoModelAdapter {
-  constructor(private readonly connection: LumaConnection, private readonly model: string) {}
+export class LumaVideoModel implements VideoModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
   async doSubmit(req: VideoSubmitRequest, ctx: CallContext): Promise<{ operationId: string }> {
-    const apiKey = this.requireKey();
+    const request = this.connection.request(ctx, { headers: { accept: 'application/json' } });
     if (req.n > 1) {
       throw new InvalidRequestError(`${this.model} generates one video per request; n must be 1`, { param: 'n', code: 'unsupported_value' });
     }
@@ -48,25 +41,21 @@ export class LumaVideoAdapter implements VideoModelAdapter {
     const frame0 = this.firstFrameUrl(req);
     if (frame0) body.keyframes = { frame0: { type: 'image', url: frame0 } };
 
-    const { body: generation } = await upstreamJson<Partial<LumaGeneration>>(this.connection.providerId, this.url(GENERATIONS_PATH), {
+    const { body: generation } = await upstreamJson<Partial<LumaGeneration>>(this.connection.providerId, this.connection.url(GENERATIONS_PATH), {
+      ...request,
       method: 'POST',
-      headers: this.headers(apiKey),
       json: body,
-      signal: ctx.signal,
-      timeoutMs: ctx.timeoutMs ?? this.connection.timeoutMs,
     });
     expectShape(this.connection.providerId, isObject(generation) && typeof generation.id === 'string' && generation.id !== '', 'generation without an id');
     return { operationId: generation.id as string };
   }
 
   async doPoll(operationId: string, ctx: CallContext): Promise<VideoPollResult> {
-    const apiKey = this.requireKey();
+    const request = this.connection.request(ctx, { headers: { accept: 'application/json' } });
     const provider = this.connection.providerId;
-    const { body: generation } = await upstreamJson<LumaGeneration>(provider, this.url(`${GENERATIONS_PATH}/${encodeURIComponent(operationId)}`), {
+    const { body: generation } = await upstreamJson<LumaGeneration>(provider, this.connection.url(`${GENERATIONS_PATH}/${encodeURIComponent(operationId)}`), {
+      ...request,
       method: 'GET',
-      headers: this.headers(apiKey),
-      signal: ctx.signal,
-      timeoutMs: ctx.timeoutMs ?? this.connection.timeoutMs,
     });
     expectShape(provider, isObject(generation) && STATES.includes(generation.state), 'generation without a known state');
 
@@ -101,21 +90,6 @@ export class LumaVideoAdapter implements VideoModelAdapter {
       });
     }
     return undefined;
-  }
-
-  private requireKey(): string {
-    if (!this.connection.apiKey) {
-      throw new UpstreamError(`${this.connection.providerId} has no API key configured`, { kind: 'not_configured', provider: this.connection.providerId });
-    }
-    return this.connection.apiKey;
-  }
-
-  private headers(apiKey: string): Record<string, string> {
-    return { ...this.connection.headers, authorization: `Bearer ${apiKey}`, accept: 'application/json' };
-  }
-
-  private url(path: string): string {
-    return `${this.connection.baseUrl}${path}`;
   }
 }
 

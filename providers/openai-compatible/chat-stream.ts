@@ -1,14 +1,14 @@
 /** Streamed chat completions: OpenAI's SSE chunks turned into ChatStreamParts. */
 import { UpstreamError } from '../../core/errors';
+import type { Connection } from '../connection';
 import { expectShape, extractErrorMessage, parseSseJson, readSse, upstreamFetch } from '../http';
 import type { CallContext, ChatStreamPart, FinishReason, TokenUsage } from '../types';
 import { contentText, mapFinishReason, mapUsage } from './chat-wire';
-import type { OpenAICompatibleClient } from './client';
 import { isObject, isOptionalString, type JsonObject } from './shape';
 
-export async function* streamChatCompletion(client: OpenAICompatibleClient, body: JsonObject, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
-  const provider = client.providerId;
-  const { response, done, endDeadline } = await upstreamFetch(provider, client.url('/chat/completions'), client.request(ctx, { json: body, headers: { accept: 'text/event-stream' } }));
+export async function* streamChatCompletion(connection: Connection, body: JsonObject, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
+  const provider = connection.providerId;
+  const { response, done, endDeadline } = await upstreamFetch(provider, connection.url('/chat/completions'), connection.request(ctx, { json: body, headers: { accept: 'text/event-stream' } }));
   // The per-attempt deadline bounds the wait for the first byte; the stream itself is bounded by
   // readSse's idle timeout and by the caller's signal, which keeps cancelling the body until `done`.
   endDeadline();

@@ -1,17 +1,21 @@
 /** Chat completions, whole answers (`doGenerate`) and streams (`doStream`). */
+import type { Connection } from '../connection';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, ChatModelAdapter, ChatRequest, ChatResult } from '../types';
 import { streamChatCompletion } from './chat-stream';
 import { chatCompletionBody, contentText, isWireContent, isWireToolCall, mapFinishReason, mapToolCall, mapUsage } from './chat-wire';
-import type { OpenAICompatibleClient } from './client';
 import { isObject, isOptionalString, type JsonObject } from './shape';
 
 export class OpenAICompatibleChatModel implements ChatModelAdapter {
-  constructor(private readonly client: OpenAICompatibleClient, private readonly model: string) {}
+  constructor(
+    private readonly connection: Connection,
+    private readonly model: string,
+    private readonly settings: { maxCompletionTokens: boolean },
+  ) {}
 
   async doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
-    const provider = this.client.providerId;
-    const { body } = await upstreamJson(provider, this.client.url('/chat/completions'), this.client.request(ctx, { json: this.body(req) }));
+    const provider = this.connection.providerId;
+    const { body } = await upstreamJson(provider, this.connection.url('/chat/completions'), this.connection.request(ctx, { json: this.body(req) }));
     expectShape(provider, isObject(body) && Array.isArray(body.choices) && body.choices.length > 0, 'chat completion without choices');
     const choice = body.choices[0];
     expectShape(provider, isObject(choice) && isObject(choice.message), 'chat choice without a message');
@@ -30,10 +34,10 @@ export class OpenAICompatibleChatModel implements ChatModelAdapter {
   }
 
   doStream(req: ChatRequest, ctx: CallContext) {
-    return streamChatCompletion(this.client, { ...this.body(req), stream: true, stream_options: { include_usage: true } }, ctx);
+    return streamChatCompletion(this.connection, { ...this.body(req), stream: true, stream_options: { include_usage: true } }, ctx);
   }
 
   private body(req: ChatRequest): JsonObject {
-    return chatCompletionBody(this.model, req, { maxCompletionTokens: this.client.appliesTo(this.client.options.useMaxCompletionTokens, this.model) });
+    return chatCompletionBody(this.model, req, this.settings);
   }
 }

@@ -1,17 +1,17 @@
 /** `/embeddings`: always asks for floats; the API re-encodes for clients that asked for base64. */
+import type { Connection } from '../connection';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingResult } from '../types';
-import type { OpenAICompatibleClient } from './client';
 import { isFiniteNumber, isObject, tokenCount, type JsonObject } from './shape';
 
 export class OpenAICompatibleEmbeddingModel implements EmbeddingModelAdapter {
-  constructor(private readonly client: OpenAICompatibleClient, private readonly model: string) {}
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
   async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
-    const provider = this.client.providerId;
+    const provider = this.connection.providerId;
     const json: JsonObject = { model: this.model, input: req.input, encoding_format: 'float' };
     if (req.dimensions !== undefined) json.dimensions = req.dimensions;
-    const { body } = await upstreamJson(provider, this.client.url('/embeddings'), this.client.request(ctx, { json }));
+    const { body } = await upstreamJson(provider, this.connection.url('/embeddings'), this.connection.request(ctx, { json }));
     expectShape(provider, isObject(body) && Array.isArray(body.data), 'embeddings without data');
     const items = body.data as unknown[];
     expectShape(provider, items.every(isEmbeddingItem), 'embedding items are not float vectors with an index');

@@ -1,7 +1,7 @@
 /** `/images/generations` (JSON) and `/images/edits` (multipart), both answering OpenAI's ImagesResponse. */
+import type { Connection } from '../connection';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, GeneratedImage, ImageEditRequest, ImageGenerateRequest, ImageModelAdapter, ImageResult } from '../types';
-import type { OpenAICompatibleClient } from './client';
 import { isObject, isOptionalString, tokenCount, type JsonObject } from './shape';
 
 /** Streaming image generation is not part of this adapter; these would turn the answer into SSE. */
@@ -10,12 +10,12 @@ const STREAM_ONLY_PARAMS = new Set(['stream', 'partial_images']);
 const FORMAT_MEDIA_TYPES: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', jpg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' };
 
 export class OpenAICompatibleImageModel implements ImageModelAdapter {
-  constructor(private readonly client: OpenAICompatibleClient, private readonly model: string) {}
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
   async doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult> {
     const json: JsonObject = { ...passThroughParams(req.params), model: this.model, prompt: req.prompt, n: req.n };
     if (req.size !== undefined) json.size = req.size;
-    const { body } = await upstreamJson(this.client.providerId, this.client.url('/images/generations'), this.client.request(ctx, { json }));
+    const { body } = await upstreamJson(this.connection.providerId, this.connection.url('/images/generations'), this.connection.request(ctx, { json }));
     return this.result(body, req.params);
   }
 
@@ -33,12 +33,12 @@ export class OpenAICompatibleImageModel implements ImageModelAdapter {
     const imageField = req.images.length > 1 ? 'image[]' : 'image';
     for (const image of req.images) form.append(imageField, new Blob([image.data], { type: image.mediaType }), image.filename);
     if (req.mask) form.append('mask', new Blob([req.mask.data], { type: req.mask.mediaType }), req.mask.filename);
-    const { body } = await upstreamJson(this.client.providerId, this.client.url('/images/edits'), this.client.request(ctx, { body: form }));
+    const { body } = await upstreamJson(this.connection.providerId, this.connection.url('/images/edits'), this.connection.request(ctx, { body: form }));
     return this.result(body, req.params);
   }
 
   private result(body: unknown, params: Record<string, unknown>): ImageResult {
-    const provider = this.client.providerId;
+    const provider = this.connection.providerId;
     expectShape(provider, isObject(body) && Array.isArray(body.data) && body.data.length > 0, 'image response without data');
     const items = body.data as unknown[];
     expectShape(provider, items.every(isImageItem), 'image items carry neither b64_json nor url');

@@ -3,28 +3,48 @@
  * Together, Fireworks, DeepSeek, Mistral, xAI, ...). Nothing here is specific to one host; hosts differ
  * only by their options (base URL, key, headers, and the switches in OpenAICompatibleOptions).
  */
-import type { Provider } from '../types';
+import { bearerAuth, Connection, defineProvider } from '../connection';
+import type { Provider, ProviderOptions } from '../types';
 import { OpenAICompatibleChatModel } from './chat';
-import { OpenAICompatibleClient, type OpenAICompatibleOptions } from './client';
 import { OpenAICompatibleEmbeddingModel } from './embedding';
 import { OpenAICompatibleImageModel } from './image';
 import { OpenAICompatibleSpeechModel } from './speech';
 import { OpenAICompatibleTranscriptionModel } from './transcription';
 
-export type { ModelSwitch, OpenAICompatibleOptions } from './client';
-
 export const OPENAI_COMPATIBLE_FAMILY = 'openai-compatible';
 
+/** A test on the upstream model id, or one answer for every model of the host. */
+export type ModelSwitch = boolean | ((upstreamModel: string) => boolean);
+
+export interface OpenAICompatibleOptions extends ProviderOptions {
+  /**
+   * Send `max_completion_tokens` instead of `max_tokens` (OpenAI's reasoning models refuse the latter;
+   * many other hosts only know the latter).
+   */
+  useMaxCompletionTokens?: ModelSwitch;
+  /**
+   * Ask for `response_format=json` instead of `verbose_json` on transcriptions, for models that refuse
+   * verbose output (durations then come from `usage.seconds` when the host reports it).
+   */
+  plainJsonTranscription?: ModelSwitch;
+}
+
 export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): Provider {
-  const client = new OpenAICompatibleClient(options);
-  return {
-    id: options.id,
-    family: OPENAI_COMPATIBLE_FAMILY,
-    configured: client.configured,
-    chat: (upstreamModel) => new OpenAICompatibleChatModel(client, upstreamModel),
-    embedding: (upstreamModel) => new OpenAICompatibleEmbeddingModel(client, upstreamModel),
-    image: (upstreamModel) => new OpenAICompatibleImageModel(client, upstreamModel),
-    speech: (upstreamModel) => new OpenAICompatibleSpeechModel(client, upstreamModel),
-    transcription: (upstreamModel) => new OpenAICompatibleTranscriptionModel(client, upstreamModel),
-  };
+  // Host-specific headers (organization ids, API version pins) may also replace the default auth.
+  const connection = new Connection(options, { family: OPENAI_COMPATIBLE_FAMILY, auth: bearerAuth, authPlacement: 'before-host', lowerCaseHeaderNames: true });
+  return defineProvider(connection, {
+    chat: (upstreamModel) => new OpenAICompatibleChatModel(connection, upstreamModel, {
+      maxCompletionTokens: appliesTo(options.useMaxCompletionTokens, upstreamModel),
+    }),
+    embedding: (upstreamModel) => new OpenAICompatibleEmbeddingModel(connection, upstreamModel),
+    image: (upstreamModel) => new OpenAICompatibleImageModel(connection, upstreamModel),
+    speech: (upstreamModel) => new OpenAICompatibleSpeechModel(connection, upstreamModel),
+    transcription: (upstreamModel) => new OpenAICompatibleTranscriptionModel(connection, upstreamModel, {
+      plainJson: appliesTo(options.plainJsonTranscription, upstreamModel),
+    }),
+  });
+}
+
+function appliesTo(flag: ModelSwitch | undefined, upstreamModel: string): boolean {
+  return typeof flag === 'function' ? flag(upstreamModel) : flag === true;
 }

@@ -1,7 +1,7 @@
 /** `/audio/speech`: JSON in, audio bytes out. */
+import type { Connection } from '../connection';
 import { expectShape, upstreamBytes } from '../http';
 import type { CallContext, SpeechFormat, SpeechModelAdapter, SpeechRequest, SpeechResult } from '../types';
-import type { OpenAICompatibleClient } from './client';
 import type { JsonObject } from './shape';
 
 const FORMAT_MEDIA_TYPES: Record<SpeechFormat, string> = {
@@ -9,13 +9,13 @@ const FORMAT_MEDIA_TYPES: Record<SpeechFormat, string> = {
 };
 
 export class OpenAICompatibleSpeechModel implements SpeechModelAdapter {
-  constructor(private readonly client: OpenAICompatibleClient, private readonly model: string) {}
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
   async doSynthesize(req: SpeechRequest, ctx: CallContext): Promise<SpeechResult> {
-    const provider = this.client.providerId;
+    const provider = this.connection.providerId;
     const json: JsonObject = { model: this.model, input: req.input, voice: req.voice, response_format: req.format, speed: req.speed };
     if (req.instructions !== undefined) json.instructions = req.instructions;
-    const { data, headers } = await upstreamBytes(provider, this.client.url('/audio/speech'), this.client.request(ctx, { json }));
+    const { data, headers } = await upstreamBytes(provider, this.connection.url('/audio/speech'), this.connection.request(ctx, { json }));
     const contentType = (headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
     expectShape(provider, data.length > 0, 'empty audio');
     expectShape(provider, !contentType.includes('json') && !contentType.startsWith('text/'), `audio answered as ${contentType}`);

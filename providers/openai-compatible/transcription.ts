@@ -1,23 +1,26 @@
 /** `/audio/transcriptions`: multipart upload, verbose JSON back for the duration and segments. */
+import type { Connection } from '../connection';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, TranscriptionModelAdapter, TranscriptionRequest, TranscriptionResult, TranscriptionSegment } from '../types';
-import type { OpenAICompatibleClient } from './client';
 import { isFiniteNumber, isObject, type JsonObject } from './shape';
 
 export class OpenAICompatibleTranscriptionModel implements TranscriptionModelAdapter {
-  constructor(private readonly client: OpenAICompatibleClient, private readonly model: string) {}
+  constructor(
+    private readonly connection: Connection,
+    private readonly model: string,
+    private readonly settings: { plainJson: boolean },
+  ) {}
 
   async doTranscribe(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult> {
-    const provider = this.client.providerId;
-    const plainJson = this.client.appliesTo(this.client.options.plainJsonTranscription, this.model);
+    const provider = this.connection.providerId;
     const form = new FormData();
     form.append('file', new Blob([req.audio], { type: req.mediaType }), req.filename);
     form.append('model', this.model);
-    form.append('response_format', plainJson ? 'json' : 'verbose_json');
+    form.append('response_format', this.settings.plainJson ? 'json' : 'verbose_json');
     if (req.language !== undefined) form.append('language', req.language);
     if (req.prompt !== undefined) form.append('prompt', req.prompt);
     if (req.temperature !== undefined) form.append('temperature', String(req.temperature));
-    const { body } = await upstreamJson(provider, this.client.url('/audio/transcriptions'), this.client.request(ctx, { body: form }));
+    const { body } = await upstreamJson(provider, this.connection.url('/audio/transcriptions'), this.connection.request(ctx, { body: form }));
     expectShape(provider, isObject(body) && typeof body.text === 'string', 'transcription without text');
     const segments = Array.isArray(body.segments) ? body.segments.filter(isSegment).map(toSegment) : [];
     const language = typeof body.language === 'string' && body.language ? { language: body.language } : {};

@@ -3,19 +3,11 @@
  * `{ id }`; `GET /v1/tasks/{id}` reports PENDING / THROTTLED / RUNNING (with `progress` 0..1) / SUCCEEDED
  * (with `output`, URLs that expire within 24-48 h) / FAILED (with `failure`, `failureCode`) / CANCELLED.
  */
-import { InvalidRequestError, UpstreamError } from '../../core/errors';
+import { InvalidRequestError } from '../../core/errors';
+import type { Connection } from '../connection';
 import { expectShape, upstreamJson } from '../http';
 import type { CallContext, VideoModelAdapter, VideoPollResult, VideoSubmitRequest } from '../types';
 import { runwayRatio } from './ratio';
-
-export interface RunwayConnection {
-  providerId: string;
-  baseUrl: string;
-  apiKey?: string;
-  /** Sent with every request; carries the `X-Runway-Version` pin. */
-  headers: Record<string, string>;
-  timeoutMs?: number;
-}
 
 type TaskStatus = 'PENDING' | 'THROTTLED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
 
@@ -30,11 +22,11 @@ interface RunwayTask {
 
 const TASK_STATUSES: readonly string[] = ['PENDING', 'THROTTLED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
 
-export class RunwayVideoAdapter implements VideoModelAdapter {
-  constructor(private readonly connection: RunwayConnection, private readonly model: string) {}
+export class RunwayVideoModel implements VideoModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
   async doSubmit(req: VideoSubmitRequest, ctx: CallContext): Promise<{ operationId: string }> {
-    const apiKey = this.requireKey();
+    const request = this.connection.request(ctx, { headers: { accept: 'application/json' } });
     if (req.n > 1) {
       throw new InvalidRequestError(`${this.model} generates one video per request; n must be 1`, { param: 'n', code: 'unsupported_value' });
     }
@@ -49,25 +41,21 @@ export class RunwayVideoAdapter implements VideoModelAdapter {
     if (req.durationSeconds !== undefined) body.duration = Math.round(req.durationSeconds);
     if (typeof req.params.seed === 'number') body.seed = req.params.seed;
 
-    const { body: created } = await upstreamJson<{ id?: unknown }>(this.connection.providerId, this.url(path), {
+    const { body: created } = await upstreamJson<{ id?: unknown }>(this.connection.providerId, this.connection.url(path), {
+      ...request,
       method: 'POST',
-      headers: this.headers(apiKey),
       json: body,
-      signal: ctx.signal,
-      timeoutMs: ctx.timeoutMs ?? this.connection.timeoutMs,
     });
     expectShape(this.connection.providerId, isObject(created) && typeof created.id === 'string' && created.id !== '', 'task creation without an id');
     return { operationId: created.id as string };
   }
 
   async doPoll(operationId: string, ctx: CallContext): Promise<VideoPollResult> {
-    const apiKey = this.requireKey();
+    const request = this.connection.request(ctx, { headers: { accept: 'application/json' } });
     const provider = this.connection.providerId;
-    const { body: task } = await upstreamJson<RunwayTask>(provider, this.url(`/v1/tasks/${encodeURIComponent(operationId)}`), {
+    const { body: task } = await upstreamJson<RunwayTask>(provider, this.connection.url(`/v1/tasks/${encodeURIComponent(operationId)}`), {
+      ...request,
       method: 'GET',
-      headers: this.headers(apiKey),
-      signal: ctx.signal,
-      timeoutMs: ctx.timeoutMs ?? this.connection.timeoutMs,
     });
     expectShape(provider, isObject(task) && TASK_STATUSES.includes(task.status), 'task without a known status');
 
@@ -87,21 +75,6 @@ export class RunwayVideoAdapter implements VideoModelAdapter {
       case 'CANCELLED':
         return { status: 'failed', error: 'The Runway task was cancelled', retryable: false };
     }
-  }
-
-  private requireKey(): string {
-    if (!this.connection.apiKey) {
-      throw new UpstreamError(`${this.connection.providerId} has no API key configured`, { kind: 'not_configured', provider: this.connection.providerId });
-    }
-    return this.connection.apiKey;
-  }
-
-  private headers(apiKey: string): Record<string, string> {
-    return { ...this.connection.headers, authorization: `Bearer ${apiKey}`, accept: 'application/json' };
-  }
-
-  private url(path: string): string {
-    return `${this.connection.baseUrl}${path}`;
   }
 }
 

@@ -2,21 +2,18 @@
  * Stability AI's Stable Audio (`https://api.stability.ai`): music generation that answers with the audio
  * in one synchronous request.
  */
+import { bearerAuth, Connection, defineProvider } from '../connection';
 import type { Provider, ProviderOptions } from '../types';
-import { StabilityAudioMusicAdapter, type StabilityAudioConnection } from './music';
+import { StabilityAudioMusicModel } from './music';
 
 export function createStabilityAudioProvider(options: ProviderOptions): Provider {
-  const connection: StabilityAudioConnection = {
-    providerId: options.id,
-    baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    apiKey: options.apiKey || undefined,
-    headers: { ...(options.headers ?? {}) },
-    timeoutMs: options.timeoutMs,
-  };
-  return {
-    id: options.id,
+  const connection = new Connection(options, {
     family: 'stability-audio',
-    configured: Boolean(connection.apiKey),
-    music: (upstreamModel: string) => new StabilityAudioMusicAdapter(connection, upstreamModel),
-  };
+    auth: bearerAuth,
+    // A track takes tens of seconds to render, longer for the 190 s maximum; the shared 60 s default is short.
+    defaultTimeoutMs: 180_000,
+  });
+  return defineProvider(connection, {
+    music: (upstreamModel) => new StabilityAudioMusicModel(connection, upstreamModel),
+  });
 }

@@ -7,35 +7,23 @@
  * the same bytes in base64 inside JSON: a third larger on the wire and one more decode, for nothing we use.
  */
 import { UpstreamError } from '../../core/errors';
+import type { Connection } from '../connection';
 import { expectShape, upstreamBytes } from '../http';
 import type { CallContext, MusicModelAdapter, MusicRequest, MusicResult } from '../types';
 
-export interface StabilityAudioConnection {
-  providerId: string;
-  baseUrl: string;
-  apiKey?: string;
-  headers: Record<string, string>;
-  timeoutMs?: number;
-}
-
 const TEXT_TO_AUDIO_PATH = '/v2beta/audio/stable-audio-2/text-to-audio';
-
-/** A track takes tens of seconds to render, longer for the 190 s maximum; the shared 60 s default is short. */
-const DEFAULT_TIMEOUT_MS = 180_000;
 
 const MEDIA_TYPE_BY_FORMAT: Record<MusicRequest['format'], string> = { mp3: 'audio/mpeg', wav: 'audio/wav' };
 
 /** Optional form fields taken from the request's validated params, as Stability names them. */
 const NUMERIC_PARAMS = ['seed', 'steps', 'cfg_scale'] as const;
 
-export class StabilityAudioMusicAdapter implements MusicModelAdapter {
-  constructor(private readonly connection: StabilityAudioConnection, private readonly model: string) {}
+export class StabilityAudioMusicModel implements MusicModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
   async doGenerate(req: MusicRequest, ctx: CallContext): Promise<MusicResult> {
     const provider = this.connection.providerId;
-    if (!this.connection.apiKey) {
-      throw new UpstreamError(`${provider} has no API key configured`, { kind: 'not_configured', provider });
-    }
+    const request = this.connection.request(ctx, { method: 'POST', headers: { accept: 'audio/*' } });
     const form = new FormData();
     form.append('prompt', req.prompt);
     form.append('duration', String(req.durationSeconds));
@@ -46,13 +34,7 @@ export class StabilityAudioMusicAdapter implements MusicModelAdapter {
       if (typeof value === 'number') form.append(name, String(value));
     }
 
-    const { data, headers } = await upstreamBytes(provider, `${this.connection.baseUrl}${TEXT_TO_AUDIO_PATH}`, {
-      method: 'POST',
-      headers: { ...this.connection.headers, authorization: `Bearer ${this.connection.apiKey}`, accept: 'audio/*' },
-      body: form,
-      signal: ctx.signal,
-      timeoutMs: ctx.timeoutMs ?? this.connection.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    });
+    const { data, headers } = await upstreamBytes(provider, this.connection.url(TEXT_TO_AUDIO_PATH), { ...request, body: form });
     const contentType = (headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
     expectShape(provider, contentType.startsWith('audio/') && data.length > 0, 'an answer that is not audio');
     if ((headers.get('finish-reason') ?? '').toUpperCase() === 'CONTENT_FILTERED') {

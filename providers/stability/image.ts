@@ -5,36 +5,54 @@
  * and `seed` headers, rather than the same bytes base64-encoded in JSON. n images are n calls.
  */
 import { UpstreamError } from '../../core/errors';
-import { expectShape, upstreamBytes } from '../http';
-import type {
-  CallContext, GeneratedImage, ImageEditRequest, ImageGenerateRequest, ImageInputFile, ImageModelAdapter, ImageResult, ProviderOptions,
-} from '../types';
+import type { Connection } from '../connection';
+import { expectShape, upstreamBytes, type UpstreamRequest } from '../http';
+import { runAll } from '../run-all';
+import type { CallContext, GeneratedImage, ImageEditRequest, ImageGenerateRequest, ImageInputFile, ImageModelAdapter, ImageResult } from '../types';
 import { INPAINT_PATH, aspectRatioField, commonFields, generateEndpoint, outputFormat, toForm } from './form';
 import { toStabilityMask } from './mask';
 
-/** Ultra renders take up to about a minute; the shared 60 s default is tight. */
-const DEFAULT_TIMEOUT_MS = 90_000;
-
 const MEDIA_TYPE_BY_FORMAT: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
 
-export function createStabilityImage(options: ProviderOptions, upstreamModel: string): ImageModelAdapter {
-  const provider = options.id;
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  const endpoint = generateEndpoint(upstreamModel);
+export class StabilityImageModel implements ImageModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
-  function requireApiKey(): string {
-    if (!options.apiKey) throw new UpstreamError(`${provider} is not configured (no API key)`, { kind: 'not_configured', provider });
-    return options.apiKey;
+  async doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult> {
+    const request = this.request(ctx);
+    const endpoint = generateEndpoint(this.model);
+    const format = outputFormat(req);
+    const images = await runAll(Math.max(1, req.n), ctx.signal, (index, signal) => {
+      const fields = [...commonFields(req, index), ...aspectRatioField(req)];
+      if (endpoint.modelField) fields.push(['model', endpoint.modelField]);
+      return this.postForm(endpoint.path, toForm(fields), format, request, signal);
+    });
+    return { images };
   }
 
-  async function postForm(path: string, form: FormData, format: string, apiKey: string, ctx: CallContext, signal: AbortSignal): Promise<GeneratedImage> {
-    const { data, headers } = await upstreamBytes(provider, `${baseUrl}${path}`, {
-      method: 'POST',
-      headers: { ...(options.headers ?? {}), authorization: `Bearer ${apiKey}`, accept: 'image/*' },
-      body: form,
-      signal,
-      timeoutMs: ctx.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    });
+  async doEdit(req: ImageEditRequest, ctx: CallContext): Promise<ImageResult> {
+    const request = this.request(ctx);
+    const provider = this.connection.providerId;
+    if (req.images.length !== 1) {
+      throw new UpstreamError(`${provider} edits exactly one image; ${req.images.length} were given`, {
+        kind: 'caller_error', provider, code: 'invalid_image_count', param: 'image',
+      });
+    }
+    const format = outputFormat(req);
+    const files: Array<[string, ImageInputFile]> = [['image', req.images[0]]];
+    if (req.mask) files.push(['mask', toStabilityMask(req.mask)]);
+    const images = await runAll(Math.max(1, req.n), ctx.signal, (index, signal) =>
+      this.postForm(INPAINT_PATH, toForm(commonFields(req, index), files), format, request, signal));
+    return { images };
+  }
+
+  /** Throws `not_configured` before anything else when the host has no key. */
+  private request(ctx: CallContext): UpstreamRequest {
+    return this.connection.request(ctx, { method: 'POST', headers: { accept: 'image/*' } });
+  }
+
+  private async postForm(path: string, form: FormData, format: string, request: UpstreamRequest, signal: AbortSignal): Promise<GeneratedImage> {
+    const provider = this.connection.providerId;
+    const { data, headers } = await upstreamBytes(provider, this.connection.url(path), { ...request, body: form, signal });
     const contentType = (headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
     expectShape(provider, contentType.startsWith('image/') && data.length > 0, 'the answer is not an image');
     const finishReason = (headers.get('finish-reason') ?? 'SUCCESS').toUpperCase();
@@ -46,49 +64,5 @@ export function createStabilityImage(options: ProviderOptions, upstreamModel: st
       throw new UpstreamError(`${provider} could not finish the image (${finishReason.slice(0, 40)})`, { kind: 'server_error', provider });
     }
     return { data, mediaType: contentType === 'image/*' ? MEDIA_TYPE_BY_FORMAT[format] ?? 'image/png' : contentType };
-  }
-
-  return {
-    async doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult> {
-      const apiKey = requireApiKey();
-      const format = outputFormat(req);
-      const images = await runAll(Math.max(1, req.n), ctx.signal, (index, signal) => {
-        const fields = [...commonFields(req, index), ...aspectRatioField(req)];
-        if (endpoint.modelField) fields.push(['model', endpoint.modelField]);
-        return postForm(endpoint.path, toForm(fields), format, apiKey, ctx, signal);
-      });
-      return { images };
-    },
-
-    async doEdit(req: ImageEditRequest, ctx: CallContext): Promise<ImageResult> {
-      const apiKey = requireApiKey();
-      if (req.images.length !== 1) {
-        throw new UpstreamError(`${provider} edits exactly one image; ${req.images.length} were given`, {
-          kind: 'caller_error', provider, code: 'invalid_image_count', param: 'image',
-        });
-      }
-      const format = outputFormat(req);
-      const files: Array<[string, ImageInputFile]> = [['image', req.images[0]]];
-      if (req.mask) files.push(['mask', toStabilityMask(req.mask)]);
-      const images = await runAll(Math.max(1, req.n), ctx.signal, (index, signal) =>
-        postForm(INPAINT_PATH, toForm(commonFields(req, index), files), format, apiKey, ctx, signal));
-      return { images };
-    },
-  };
-}
-
-/** Runs `count` calls at once; the first failure cancels the others and is what the caller sees. */
-async function runAll<T>(count: number, callerSignal: AbortSignal | undefined, call: (index: number, signal: AbortSignal) => Promise<T>): Promise<T[]> {
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  if (callerSignal?.aborted) abort();
-  callerSignal?.addEventListener('abort', abort, { once: true });
-  try {
-    return await Promise.all(Array.from({ length: count }, (_, index) => call(index, controller.signal).catch((err: unknown) => {
-      abort();
-      throw err;
-    })));
-  } finally {
-    callerSignal?.removeEventListener('abort', abort);
   }
 }

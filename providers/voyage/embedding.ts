@@ -3,14 +3,13 @@
  * `index`. Voyage caps both texts and tokens per call, so larger inputs go out in consecutive batches
  * that share the call's deadline.
  */
-import { UpstreamError } from '../../core/errors';
+import type { Connection } from '../connection';
 import { embedInBatches } from '../embedding-batches';
 import { expectShape, upstreamJson } from '../http';
-import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingResult, ProviderOptions } from '../types';
+import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingResult } from '../types';
 
 /** Well under Voyage's 1000-text limit, so a batch of long texts stays under its per-call token limit too. */
 const MAX_TEXTS_PER_CALL = 128;
-const DEFAULT_TIMEOUT_MS = 60_000;
 
 interface VoyageEmbeddingsResponse {
   data?: unknown;
@@ -22,28 +21,21 @@ interface VoyageEmbedding {
   index: number;
 }
 
-export function createVoyageEmbedding(options: ProviderOptions, upstreamModel: string): EmbeddingModelAdapter {
-  const provider = options.id;
-  const url = `${options.baseUrl.replace(/\/+$/, '')}/v1/embeddings`;
+export class VoyageEmbeddingModel implements EmbeddingModelAdapter {
+  constructor(private readonly connection: Connection, private readonly model: string) {}
 
-  return {
-    async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
-      const apiKey = options.apiKey;
-      if (!apiKey) throw new UpstreamError(`${provider} is not configured (no API key)`, { kind: 'not_configured', provider });
-      return embedInBatches(req.input, { batchSize: MAX_TEXTS_PER_CALL, ctx, defaultTimeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS }, async (input, timeoutMs) => {
-        const { body } = await upstreamJson<VoyageEmbeddingsResponse>(provider, url, {
-          method: 'POST',
-          headers: { ...(options.headers ?? {}), authorization: `Bearer ${apiKey}`, accept: 'application/json' },
-          json: { input, model: upstreamModel, ...(req.dimensions !== undefined ? { output_dimension: req.dimensions } : {}) },
-          signal: ctx.signal,
-          timeoutMs,
-        });
-        const data = body?.data;
-        expectShape(provider, isEmbeddingList(data, input.length), 'data does not hold one embedding per input');
-        return { embeddings: [...data].sort((a, b) => a.index - b.index).map((d) => d.embedding), inputTokens: usedTokens(body, input) };
+  async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
+    const { providerId } = this.connection;
+    return embedInBatches(this.connection, ctx, req.input, MAX_TEXTS_PER_CALL, async (input, request) => {
+      const { body } = await upstreamJson<VoyageEmbeddingsResponse>(providerId, this.connection.url('/v1/embeddings'), {
+        ...request,
+        json: { input, model: this.model, ...(req.dimensions !== undefined ? { output_dimension: req.dimensions } : {}) },
       });
-    },
-  };
+      const data = body?.data;
+      expectShape(providerId, isEmbeddingList(data, input.length), 'data does not hold one embedding per input');
+      return { embeddings: [...data].sort((a, b) => a.index - b.index).map((d) => d.embedding), inputTokens: usedTokens(body, input) };
+    });
+  }
 }
 
 /** One entry per input, each index used exactly once, each embedding a non-empty list of numbers. */

@@ -42,7 +42,7 @@ describe('createLumaProvider', () => {
   });
 });
 
-describe('LumaVideoAdapter', () => {
+describe('LumaVideoModel', () => {
   const upstream = new FakeUpstream();
   let video: VideoModelAdapter;
 

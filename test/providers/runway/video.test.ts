@@ -45,7 +45,7 @@ describe('createRunwayProvider', () => {
   });
 });
 
-describe('RunwayVideoAdapter', () => {
+describe('RunwayVideoModel', () => {
   const upstream = new FakeUpstream();
   let video: VideoModelAdapter;
 

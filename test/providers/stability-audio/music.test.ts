@@ -55,7 +55,7 @@ describe('createStabilityAudioProvider', () => {
   });
 });
 
-describe('StabilityAudioMusicAdapter', () => {
+describe('StabilityAudioMusicModel', () => {
   const upstream = new FakeUpstream();
   let music: MusicModelAdapter;
 
