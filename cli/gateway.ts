@@ -141,4 +141,6 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+// main reports its own errors as an exit code; anything else it throws stays an unhandled rejection,
+// which Node prints before exiting with status 1.
+void main(process.argv.slice(2)).then((code) => { process.exitCode = code; });

@@ -9,7 +9,7 @@ export const MAX_FILENAME_BYTES = 255;
 const MAX_EXTENSION_CHARS = 16;
 
 /** C0/C1 controls, zero-width characters and bidi overrides (which can disguise an extension). */
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+const INVISIBLE = /[\p{Cc}\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/gu;
 
 export function sanitizeFilename(raw: string | null | undefined, fallback = 'file'): string {
   let name = (raw ?? '').normalize('NFC').replace(INVISIBLE, '');

@@ -1,12 +1,26 @@
 /**
- * `npm test`: builds the stack's Go tools if missing (so no test times out on a first build), then runs
- * the whole mocha suite. Tests start the real stack themselves (test/support/stack.ts) and stop it.
+ * `npm test`: lints the tree (eslint.config.mjs: promises, layer boundaries, the workflow sandbox) and
+ * stops on any error, builds the stack's Go tools if missing (so no test times out on a first build),
+ * then runs the whole mocha suite. Tests start the real stack themselves (test/support/stack.ts) and stop
+ * it. GATEWAY_SKIP_LINT=1 skips the lint step (e.g. when running one test file).
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { loadConfig } from '../config/env';
 import { repoRoot } from '../core/paths';
 import { ensureGoTool, MINIO, TEMPORAL_CLI } from '../stack/go-tools';
+
+if (process.env.GATEWAY_SKIP_LINT !== '1') {
+  const eslint = path.join(repoRoot, 'node_modules', 'eslint', 'bin', 'eslint.js');
+  const started = Date.now();
+  process.stderr.write('[test] linting (eslint) ...\n');
+  const lint = spawnSync(process.execPath, [eslint, '.'], { cwd: repoRoot, stdio: 'inherit' });
+  if (lint.status !== 0) {
+    process.stderr.write('[test] lint failed: fix the errors above (`npm run lint` runs it alone)\n');
+    process.exit(lint.status ?? 1);
+  }
+  process.stderr.write(`[test] lint passed in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+}
 
 const config = loadConfig();
 ensureGoTool(TEMPORAL_CLI, config.cacheDir);

@@ -10,7 +10,9 @@ export interface HttpServerHandle {
 }
 
 export async function startHttpServer(app: Koa<any, any>, opts: { host: string; port: number }): Promise<HttpServerHandle> {
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  // Koa's handler settles every request itself (failures go to ctx.onerror), so its promise never rejects.
+  const server = http.createServer((req, res) => { void handle(req, res); });
   // Long generations (images, audio, slow upstreams) outlive Node's default request timeout.
   server.requestTimeout = 15 * 60_000;
   server.headersTimeout = 60_000;

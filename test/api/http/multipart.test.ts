@@ -8,7 +8,8 @@ import { GatewayError } from '../../../core/errors';
 async function formServer(limits: MultipartLimits) {
   const discarded: string[][] = [];
   const files: Array<{ field: string; filename: string; mimeType: string; bytes: number }> = [];
-  const server = http.createServer(async (req, res) => {
+  // Answers every request, failures included, so its promise never rejects.
+  const answer = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     try {
       const form = await readMultipart<{ field: string; bytes: number }>(req, {
         limits,
@@ -27,7 +28,8 @@ async function formServer(limits: MultipartLimits) {
       res.writeHead(e.status ?? 500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { code: e.code, param: e.param } }));
     }
-  });
+  };
+  const server = http.createServer((req, res) => { void answer(req, res); });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   return { url, discarded, files, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
