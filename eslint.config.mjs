@@ -30,6 +30,8 @@ const LAYERS = {
 const TOP = ['main', 'cli', 'scripts', 'bench', 'test'];
 /** SDK-free workflow ids, signal names and search attribute keys: any layer may import this one file. */
 const CONTRACTS = 'workflows/contracts.ts';
+/** The failure policy's pure half (typed errors <-> ApplicationFailure, "may this fall back"): workflows read it too. */
+const FAILURE_POLICY = 'activities/failures.ts';
 
 const layerPolicies = Object.entries(LAYERS).flatMap(([from, allowed]) => {
   const values = allowed.filter((entry) => typeof entry === 'string');
@@ -87,6 +89,7 @@ export default defineConfig(
           ...layerPolicies,
           { from: { element: { type: TOP } }, allow: { to: { element: { type: '*' } } } },
           { allow: { to: { file: { path: CONTRACTS } } } },
+          { from: { element: { type: 'workflows' } }, allow: { to: { file: { path: FAILURE_POLICY } } } },
         ],
       }],
     },
