@@ -23,6 +23,7 @@ import { billingRouter } from './billing/routes';
 import { budgetAlertsRouter } from './billing/budget-alerts';
 import { filesRouter } from './files/routes';
 import { videoGenerationsRouter, videoJobsRouter } from './videos/routes';
+import { codecRouter } from './codec/routes';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
@@ -32,6 +33,10 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
 
   const health = healthRouter(deps);
   app.use(health.routes());
+  // The operators' codec endpoint: outside /v1, its own credential (never an API key).
+  const codec = codecRouter(deps);
+  app.use(codec.routes());
+  app.use(codec.allowedMethods());
 
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));

@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config/env';
+import { AesGcmPayloadCodec, gatewayDataConverter, resolveCodecKeys } from '../infra/payload-codec';
 import { cycleOf, isCycle } from '../domain/billing-cycle';
 import { budgetAlertView, createBudgetAlert, deleteBudgetAlert, listBudgetAlerts, type AlertChannels } from '../domain/budget-alerts';
 import { microToCredits } from '../core/money';
@@ -25,7 +26,8 @@ async function withTemporal<T>(fn: (client: Client, taskQueue: string) => Promis
     throw new UsageError(`cannot reach Temporal at ${address} (${err instanceof Error ? err.message : String(err)}). Start the gateway (npm start) or set TEMPORAL_ADDRESS.`);
   }
   try {
-    return await fn(new Client({ connection, namespace: config.temporalNamespace }), config.temporalTaskQueue);
+    const dataConverter = gatewayDataConverter(new AesGcmPayloadCodec(resolveCodecKeys(config)));
+    return await fn(new Client({ connection, namespace: config.temporalNamespace, dataConverter }), config.temporalTaskQueue);
   } finally {
     await connection.close();
   }

@@ -5,6 +5,12 @@
 import Ajv from 'ajv';
 import { repoRoot as defaultRepoRoot } from '../core/paths';
 
+/** One payload encryption key: its id travels in each encrypted payload's metadata. */
+export interface CodecKey {
+  id: string;
+  key: Buffer;
+}
+
 export interface GatewayConfig {
   port: number;
   host: string;
@@ -42,7 +48,23 @@ export interface GatewayConfig {
   eagerStart: boolean;
   activityMode: 'local' | 'remote';
   inProcessResults: boolean;
+  /**
+   * Keys of the payload codec (TEMPORAL_CODEC_KEYS): the first encrypts, all decrypt. Absent: a development
+   * key kept in the data dir (never in production, where the variable is required).
+   */
+  codecKeys?: CodecKey[];
+  /** The bearer token of the operators' codec endpoint; absent: a development token in the data dir, or in production no endpoint. */
+  operatorToken?: string;
+  /** Browser origins (the Temporal Web UI) allowed to call the codec endpoint. */
+  codecCorsOrigins: string[];
+  /** Whether missing secrets (codec key, operator token) may be generated into the data dir: not in production. */
+  generateDevSecrets: boolean;
 }
+
+/** `id:base64key`; the key must decode to 32 bytes (checked after the pattern). */
+const CODEC_KEY = '[A-Za-z0-9._-]{1,64}:[A-Za-z0-9+/_-]+={0,2}';
+/** An origin as browsers send it: scheme, host and port, no path. */
+const ORIGIN = 'https?://[^\\s,/]+';
 
 const schema = {
   type: 'object',
@@ -74,6 +96,10 @@ const schema = {
     GATEWAY_EAGER_START: { enum: ['true', 'false', '1', '0'] },
     GATEWAY_ACTIVITY_MODE: { enum: ['local', 'remote'] },
     GATEWAY_INPROCESS_RESULTS: { enum: ['true', 'false', '1', '0'] },
+    TEMPORAL_CODEC_KEYS: { type: 'string', pattern: `^${CODEC_KEY}(\\s*,\\s*${CODEC_KEY})*$` },
+    OPERATOR_TOKEN: { type: 'string', pattern: '^[\\x21-\\x7e]{32,512}$' },
+    CODEC_CORS_ORIGINS: { type: 'string', pattern: `^${ORIGIN}(\\s*,\\s*${ORIGIN})*$` },
+    TEMPORAL_UI_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -95,6 +121,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     throw new ConfigError(`Invalid environment configuration:\n  - ${problems.join('\n  - ')}`);
   }
   const bool = (v: string | undefined, dflt: boolean) => (v === undefined ? dflt : v === 'true' || v === '1');
+  const production = env.NODE_ENV === 'production';
+  if (production && !present.TEMPORAL_CODEC_KEYS) {
+    throw new ConfigError('Invalid environment configuration:\n  - TEMPORAL_CODEC_KEYS is required in production (NODE_ENV=production): `id:base64key`, a 32-byte key, e.g. from `openssl rand -base64 32`');
+  }
+  const uiPort = present.TEMPORAL_UI_PORT ?? '8233';
   const cacheDir = present.GATEWAY_CACHE_DIR ?? `${repoRoot}/.cache`;
   return {
     port: Number(present.PORT ?? 8080),
@@ -128,5 +159,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     eagerStart: bool(present.GATEWAY_EAGER_START, true),
     activityMode: (present.GATEWAY_ACTIVITY_MODE as 'local' | 'remote' | undefined) ?? 'local',
     inProcessResults: bool(present.GATEWAY_INPROCESS_RESULTS, true),
+    codecKeys: present.TEMPORAL_CODEC_KEYS === undefined ? undefined : parseCodecKeys(present.TEMPORAL_CODEC_KEYS, 'TEMPORAL_CODEC_KEYS'),
+    operatorToken: present.OPERATOR_TOKEN,
+    codecCorsOrigins: present.CODEC_CORS_ORIGINS
+      ? splitList(present.CODEC_CORS_ORIGINS)
+      : [...new Set([`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`, ...(present.TEMPORAL_UI_URL ? [new URL(present.TEMPORAL_UI_URL).origin] : [])])],
+    generateDevSecrets: !production,
   };
+}
+
+/** Parses `k2:base64key,k1:base64key` (the form of TEMPORAL_CODEC_KEYS and of the development key file). */
+export function parseCodecKeys(text: string, source: string): CodecKey[] {
+  const keys = splitList(text).map((entry) => {
+    const at = entry.indexOf(':');
+    const id = entry.slice(0, at);
+    const key = Buffer.from(entry.slice(at + 1), 'base64');
+    if (at < 1 || key.length !== 32) throw new ConfigError(`${source}: key '${id}' must be 32 bytes, base64-encoded (e.g. \`openssl rand -base64 32\`)`);
+    return { id, key };
+  });
+  const ids = keys.map((k) => k.id);
+  const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (repeated !== undefined) throw new ConfigError(`${source}: key id '${repeated}' appears twice`);
+  return keys;
+}
+
+function splitList(text: string): string[] {
+  return text.split(',').map((s) => s.trim()).filter(Boolean);
 }

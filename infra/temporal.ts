@@ -3,6 +3,7 @@
  * the process, the client can start workflows eagerly on that worker (no matching round trip).
  */
 import { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Runtime, type LogLevel, type LogMetadata } from '@temporalio/worker';
 import { log } from '../core/log';
 
@@ -41,11 +42,13 @@ export interface TemporalHandles {
   connection: NativeConnection;
   client: Client;
   namespace: string;
+  /** The encrypting data converter (infra/payload-codec.ts); workers on this connection use it too. */
+  dataConverter: DataConverter;
 }
 
-export async function connectTemporal(address: string, namespace: string): Promise<TemporalHandles> {
+export async function connectTemporal(address: string, namespace: string, dataConverter: DataConverter): Promise<TemporalHandles> {
   installRuntimeLogger();
   const connection = await NativeConnection.connect({ address });
-  const client = new Client({ connection, namespace });
-  return { connection, client, namespace };
+  const client = new Client({ connection, namespace, dataConverter });
+  return { connection, client, namespace, dataConverter };
 }

@@ -22,6 +22,7 @@ import { GATEWAY_SEARCH_ATTRIBUTES } from '../workflows/contracts';
 import { log as defaultLog, type Logger } from '../core/log';
 import { ObjectStorage, type StorageConfig } from '../infra/storage';
 import { connectTemporal, type TemporalHandles } from '../infra/temporal';
+import { AesGcmPayloadCodec, gatewayDataConverter, resolveCodecKeys, resolveOperatorToken } from '../infra/payload-codec';
 import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID } from '../worker/grant-schedule';
 
 export interface RuntimeOptions {
@@ -54,7 +55,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   await prepareDatabase(db);
   const storage = new ObjectStorage(opts.s3);
   await storage.ensureBucket();
-  const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace);
+  const codec = new AesGcmPayloadCodec(resolveCodecKeys(opts.config));
+  const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace, gatewayDataConverter(codec));
   await ensureSearchAttributes(temporal, log);
   const catalog = new ModelCatalog(db);
   await catalog.reload();
@@ -70,6 +72,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     worker = await createGatewayWorker({
       connection: temporal.connection,
       namespace: temporal.namespace,
+      dataConverter: temporal.dataConverter,
       taskQueue: opts.config.temporalTaskQueue,
       deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks } },
       results,
@@ -92,7 +95,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       localWorker: opts.worker,
     };
     streamWorker = await createStreamWorker({
-      connection: temporal.connection, namespace: temporal.namespace, taskQueue: streaming.taskQueue,
+      connection: temporal.connection, namespace: temporal.namespace, dataConverter: temporal.dataConverter, taskQueue: streaming.taskQueue,
       deps: { db, catalog, storage, providers, streams: streaming.registry },
     });
     streamWorkerRun = streamWorker.run().catch((err) => { log.error({ err }, 'stream worker stopped with an error'); });
@@ -102,6 +105,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       // In-process results only help when this process also runs the worker that eagerly takes the run.
       results: opts.worker && opts.config.inProcessResults ? results : null,
       isProviderConfigured: (id) => providers.isConfigured(id),
+      operators: { codec, token: resolveOperatorToken(opts.config) },
     });
     http = await startHttpServer(app, { host: opts.config.host, port: opts.port ?? opts.config.port });
   }

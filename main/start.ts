@@ -9,6 +9,7 @@ import { getBalance } from '../domain/ledger';
 import { startRuntime, type Runtime } from './runtime';
 import { resolveStack, type ResolvedStack } from '../stack';
 import { stopAllProcesses } from '../stack/processes';
+import { resolveOperatorToken } from '../infra/payload-codec';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
     '  Gateway is running',
     `  API base URL      ${base}`,
     `  Temporal Web UI   ${stack.temporalUiUrl ?? '(your Temporal cluster\'s UI)'}`,
+    `  Codec endpoint    ${runtime.http!.url}/codec (histories are encrypted; sign in at ${runtime.http!.url}/codec/session)`,
+    `  Operator token    ${config.operatorToken ? '(the one in OPERATOR_TOKEN)' : resolveOperatorToken(config)}`,
     `  Dev workspace     ${dev.workspaceId} (${microToCredits(balance.totalMicro)} credits)`,
     `  Dev API key       ${dev.key}`,
     '',

@@ -61,6 +61,8 @@ export async function resolveStack(config: GatewayConfig, opts: StackOptions): P
       const server = await startTemporalDevServer({
         binary: temporalBinary!, port, uiPort, logFile: path.join(logDir, 'temporal.log'),
         dbFile: opts.mode === 'dev' || opts.persistTemporal ? path.join(dataDir, 'temporal.sqlite') : undefined,
+        // Test gateways listen on free ports of their own, so only the dev stack knows where the codec is.
+        codecEndpoint: opts.mode === 'dev' ? codecEndpointUrl(config) : undefined,
       });
       stops.push(() => server.process.stop());
       temporalAddress = server.address;
@@ -90,6 +92,12 @@ export async function resolveStack(config: GatewayConfig, opts: StackOptions): P
     await stop();
     throw err;
   }
+}
+
+/** The gateway's codec endpoint as a browser on this machine reaches it. */
+export function codecEndpointUrl(config: Pick<GatewayConfig, 'host' | 'port'>): string {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}/codec`;
 }
 
 export function redactUrl(url: string): string {

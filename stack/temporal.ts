@@ -16,6 +16,8 @@ export async function startTemporalDevServer(opts: {
   /** SQLite file; absent keeps everything in memory (tests). */
   dbFile?: string;
   logFile: string;
+  /** The gateway's codec endpoint, where the Web UI decodes the encrypted histories (api/codec). */
+  codecEndpoint?: string;
 }): Promise<TemporalDevServer> {
   const args = [
     'server', 'start-dev',
@@ -33,6 +35,7 @@ export async function startTemporalDevServer(opts: {
     '--sqlite-pragma', 'synchronous=normal',
   ];
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  if (opts.codecEndpoint) args.push('--ui-codec-endpoint', opts.codecEndpoint);
   for (const key of GATEWAY_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
   const proc = startProcess('temporal', opts.binary, args, { logFile: opts.logFile, cwd: opts.dbFile ? path.dirname(opts.dbFile) : undefined });
   await waitUntil('Temporal dev server', () => isPortOpen('127.0.0.1', opts.port), { timeoutMs: 60_000, proc });

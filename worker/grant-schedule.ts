@@ -3,6 +3,9 @@
  * a worker starts, and the on-demand run of one cycle (`gateway schedule trigger`).
  */
 import { ScheduleAlreadyRunning, type Client, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { encode } from '@temporalio/common/lib/internal-non-workflow';
+import { KEY_ID_METADATA } from '../infra/payload-codec';
 import type { MonthlyCreditGrantsInput, MonthlyCreditGrantsResult, monthlyCreditGrantsWorkflow } from '../workflows/monthly-credit-grants';
 
 import { MONTHLY_GRANT_SCHEDULE_ID } from '../workflows/contracts';
@@ -48,8 +51,20 @@ function matches(existing: ScheduleDescription, wanted: ScheduleOptions): boolea
 }
 
 /**
+ * Whether the schedule's stored input is sealed with the key that encrypts now. A schedule keeps the
+ * payloads it was written with, so after a key rotation it is rewritten under the new key, and the old key
+ * can go once histories no longer need it.
+ */
+async function sealedWithCurrentKey(client: Client, existing: ScheduleDescription): Promise<boolean> {
+  const stored = existing.raw.schedule?.action?.startWorkflow?.input?.payloads?.[0];
+  const [fresh] = await encode(client.options.loadedDataConverter.payloadCodecs, [defaultPayloadConverter.toPayload({})]);
+  const keyId = (p: Payload | null | undefined) => Buffer.from(p?.metadata?.[KEY_ID_METADATA] ?? []).toString();
+  return keyId(stored) === keyId(fresh);
+}
+
+/**
  * Creates the schedule; when it exists already, brings its spec and action in line (a new task queue, a
- * changed time) and otherwise leaves it, paused state and notes included, as it is.
+ * changed time, a new encryption key) and otherwise leaves it, paused state and notes included, as it is.
  */
 export async function ensureMonthlyGrantSchedule(client: Client, taskQueue: string): Promise<'created' | 'updated' | 'unchanged'> {
   const wanted = monthlyGrantSchedule(taskQueue);
@@ -60,7 +75,8 @@ export async function ensureMonthlyGrantSchedule(client: Client, taskQueue: stri
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
   }
   const handle = client.schedule.getHandle(MONTHLY_GRANT_SCHEDULE_ID);
-  if (matches(await handle.describe(), wanted)) return 'unchanged';
+  const existing = await handle.describe();
+  if (matches(existing, wanted) && (await sealedWithCurrentKey(client, existing))) return 'unchanged';
   await handle.update((previous) => ({
     ...previous,
     spec: wanted.spec,

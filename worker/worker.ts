@@ -3,7 +3,9 @@
  * (bundling takes seconds) and reused by every worker the process creates.
  */
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import path from 'node:path';
+import { FAILURE_CONVERTER_PATH } from '../infra/payload-codec';
 import type { ActivityDeps } from '../activities';
 import { createActivities, createStreamActivities } from '../activities';
 import type { StreamRegistry } from '../activities/stream-registry';
@@ -14,6 +16,8 @@ let bundlePromise: Promise<WorkflowBundleWithSourceMap> | null = null;
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   bundlePromise ??= bundleWorkflowCode({
     workflowsPath: require.resolve(path.join(__dirname, '..', 'workflows')),
+    // Workflow code writes its failures with the same converter as the worker (see infra/failure-converter.ts).
+    failureConverterPath: FAILURE_CONVERTER_PATH,
     logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m) => console.warn(m), error: (m) => console.error(m) },
   });
   return bundlePromise;
@@ -22,6 +26,8 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 export interface GatewayWorkerOptions {
   connection: NativeConnection;
   namespace: string;
+  /** The connection's encrypting data converter; activities' own clients (Context.current().client) inherit it. */
+  dataConverter: DataConverter;
   taskQueue: string;
   deps: ActivityDeps;
   /** Hands request outcomes to an API in this process (see worker/result-broker.ts). */
@@ -34,6 +40,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
+    dataConverter: opts.dataConverter,
     taskQueue: opts.taskQueue,
     workflowBundle: await workflowBundle(),
     activities: { ...createActivities(opts.deps), ...createStreamActivities({ ...opts.deps, streams: opts.streams }) },
@@ -51,10 +58,11 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
  * The per-API-process stream worker: activities only, on a task queue no other process polls, so stream
  * activities land where the client's connection is.
  */
-export async function createStreamWorker(opts: { connection: NativeConnection; namespace: string; taskQueue: string; deps: ActivityDeps & { streams: StreamRegistry } }): Promise<Worker> {
+export async function createStreamWorker(opts: { connection: NativeConnection; namespace: string; dataConverter: DataConverter; taskQueue: string; deps: ActivityDeps & { streams: StreamRegistry } }): Promise<Worker> {
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
+    dataConverter: opts.dataConverter,
     taskQueue: opts.taskQueue,
     activities: createStreamActivities(opts.deps),
     maxConcurrentActivityTaskExecutions: 1000,

@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import type { RouterContext } from '@koa/router';
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import type { GatewayConfig } from '../../config/env';
 import type { ModelCatalog } from '../../domain/model-catalog';
 import type { Logger } from '../../core/log';
@@ -24,6 +25,8 @@ export interface AppDeps {
   results: ResultBroker | null;
   /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */
   isProviderConfigured: (providerId: string) => boolean;
+  /** The operators' codec endpoint: the payload codec it runs, and its bearer token (null: the endpoint is off). */
+  operators: { codec: PayloadCodec; token: string | null };
 }
 
 export interface GatewayState extends Koa.DefaultState {

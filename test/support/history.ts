@@ -1,5 +1,6 @@
 /** Reads a workflow's history the way an operator sees it in the Web UI: its steps, in order. */
 import type { Client } from '@temporalio/client';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 
 export interface HistoryStep {
   /** Local activity type, or the event type for other events. */
@@ -19,7 +20,9 @@ export async function localActivitySteps(client: Client, workflowId: string): Pr
     if (marker?.markerName !== 'core_local_activity') continue;
     const payload = marker.details?.data?.payloads?.[0]?.data;
     const data = payload ? JSON.parse(Buffer.from(payload).toString('utf8')) : {};
-    steps.push({ name: data.activity_type, attempt: data.attempt, failure: marker.failure?.message ?? undefined });
+    // Failure messages are encrypted in the history; the client's codec reads them as the Web UI's codec endpoint does.
+    const failure = await decodeOptionalFailureToOptionalError(client.options.loadedDataConverter, marker.failure);
+    steps.push({ name: data.activity_type, attempt: data.attempt, failure: failure?.message });
   }
   return steps;
 }

@@ -1,5 +1,8 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import { loadConfig } from '../../config/env';
+import { AesGcmPayloadCodec, gatewayDataConverter, KEY_ID_METADATA, resolveCodecKeys } from '../../infra/payload-codec';
 import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID, runGrantCycle } from '../../worker/grant-schedule';
 import { ledgerSum } from '../../domain/ledger';
 import { creditsToMicro } from '../../core/money';
@@ -59,6 +62,27 @@ describe('monthly credit grants (workflows/monthly-credit-grants)', function () 
     expect((await client().schedule.getHandle(MONTHLY_GRANT_SCHEDULE_ID).describe()).action.taskQueue).to.equal(`${taskQueue}-elsewhere`);
     expect(await ensureMonthlyGrantSchedule(client(), taskQueue)).to.equal('updated');
     expect((await client().schedule.getHandle(MONTHLY_GRANT_SCHEDULE_ID).describe()).action.taskQueue).to.equal(taskQueue);
+  });
+
+  it('re-seals the schedule\'s input under a new first key, so a rotation can drop the old one', async () => {
+    const runKeys = resolveCodecKeys(loadConfig());
+    const newKey = { id: `rotated-${randomBytes(3).toString('hex')}`, key: randomBytes(32) };
+    const clientWith = (keys: typeof runKeys) => new Client({
+      connection: gateway.runtime.temporal.connection, namespace: gateway.runtime.temporal.namespace,
+      dataConverter: gatewayDataConverter(new AesGcmPayloadCodec(keys)),
+    });
+    const storedKeyId = async (c: Client) => {
+      const { raw } = await c.schedule.getHandle(MONTHLY_GRANT_SCHEDULE_ID).describe();
+      return Buffer.from(raw.schedule!.action!.startWorkflow!.input!.payloads![0].metadata![KEY_ID_METADATA]).toString();
+    };
+    const rotated = clientWith([newKey, ...runKeys]);
+    expect(await ensureMonthlyGrantSchedule(rotated, taskQueue)).to.equal('updated');
+    expect(await ensureMonthlyGrantSchedule(rotated, taskQueue)).to.equal('unchanged');
+    expect(await storedKeyId(rotated)).to.equal(newKey.id);
+    // Back under the run's own key for the tests that follow (they no longer know the new one).
+    const restored = clientWith([...runKeys, newKey]);
+    expect(await ensureMonthlyGrantSchedule(restored, taskQueue)).to.equal('updated');
+    expect(await storedKeyId(client())).to.equal(runKeys[0].id);
   });
 
   it('takes the cycle of a scheduled run from its scheduled time', async () => {
