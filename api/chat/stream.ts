@@ -1,5 +1,5 @@
 /**
- * `POST /v1/chat/completions` with `stream: true` (and any endpoint answering as a streamed chat). The route parks its connection
+ * `POST /v1/chat/completions` and `POST /v1/responses` with `stream: true`. The route parks its connection
  * in the stream registry and starts the streaming workflow; the workflow's stream activity, on this
  * process's own task queue, writes the bytes. Until the first byte an error is still an ordinary JSON error
  * with its status.
@@ -12,7 +12,7 @@ import type { Endpoint } from '../../endpoints/types';
 import { requestWorkflowId } from '../../workflows/contracts';
 
 /** Streams a chat model's answer in the wire format of `endpoint` (see endpoints/stream-formats.ts). */
-export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: { endpoint: Extract<Endpoint, 'chat.completions'>; model: string; body: unknown }): Promise<void> {
+export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: { endpoint: Extract<Endpoint, 'chat.completions' | 'responses'>; model: string; body: unknown }): Promise<void> {
   const { requestId } = ctx.state;
   if (ctx.get('idempotency-key')) {
     throw new InvalidRequestError('Idempotency-Key is not supported with stream: true; retry without streaming to get a replayable result.', { param: 'Idempotency-Key', code: 'idempotency_not_supported_for_streams' });
