@@ -33,7 +33,9 @@ export const responsesHandler: EndpointHandler<ResponsesRequest> = {
   },
 
   async call(record, req, env) {
-    const { result, chargeMicro } = await generateChat(record, toChatBody(req), env);
+    const { result, chargeMicro } = await generateChat(record, toChatBody(req), env).catch((err) => {
+      throw inResponsesTerms(err);
+    });
     const status = finishedStatus(result.finishReason);
     const output = answerEntries(env.requestId, result).map((entry) => outputItem(entry, status));
     const response = {
