@@ -1,15 +1,8 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { FakeUpstream } from '../../support/fake-upstream';
+import { weatherTool } from '../../support/responses';
 import { startTestGateway, type TestGateway, type Tenant } from '../../support/gateway';
-
-const weatherTool = {
-  type: 'function' as const,
-  name: 'get_weather',
-  description: 'The weather in a city.',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
 
 function completion(message: Record<string, unknown>, finishReason: string, usage = { prompt_tokens: 30, completion_tokens: 8, total_tokens: 38 }) {
   return { id: 'chatcmpl-up', object: 'chat.completion', created: 1_700_000_000, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finishReason, logprobs: null }], usage };

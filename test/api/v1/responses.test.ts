@@ -1,19 +1,12 @@
 import { expect } from 'chai';
 import OpenAI, { toFile } from 'openai';
+import { weatherTool } from '../../support/responses';
 import { startTestGateway, type TestGateway, type Tenant } from '../../support/gateway';
 import { getBalance, ledgerSum } from '../../../domain/ledger';
 import { ledgerKinds } from '../../support/media';
 
 /** A real 2x2 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==', 'base64');
-
-const weatherTool = {
-  type: 'function' as const,
-  name: 'get_weather',
-  description: 'The weather in a city.',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
 
 /** The events of a text/event-stream body, in order. */
 function sseEvents(text: string): Array<{ event: string | null; data: any }> {
