@@ -6,6 +6,9 @@
 import { InvalidRequestError } from '../../core/errors';
 import { compileSchema } from '../validate';
 
+/** The input items the gateway takes (everything else is produced or run by OpenAI's own servers). */
+const INPUT_ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'item_reference'];
+
 const text = { type: 'string' };
 const nullableText = { type: ['string', 'null'] };
 const functionName = { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' };
@@ -35,7 +38,7 @@ const content = { anyOf: [{ type: 'string' }, { type: 'array', items: contentPar
 const inputItem = {
   type: 'object',
   properties: {
-    type: { enum: ['message', 'function_call', 'function_call_output', 'item_reference'] },
+    type: { enum: INPUT_ITEM_TYPES },
     id: nullableText,
     status: { enum: ['in_progress', 'completed', 'incomplete', null] },
     role: { enum: ['user', 'assistant', 'system', 'developer'] },
@@ -223,7 +226,7 @@ function refuseServerSideFeatures(body: Record<string, unknown>): void {
   const input = Array.isArray(body.input) ? body.input : [];
   input.forEach((item, i) => {
     const type = (item as { type?: unknown } | null)?.type;
-    if (typeof type === 'string' && !['message', 'function_call', 'function_call_output', 'item_reference'].includes(type)) {
+    if (typeof type === 'string' && !INPUT_ITEM_TYPES.includes(type)) {
       throw new InvalidRequestError(`Input items of type '${type}' are not supported by this gateway: send messages, function_call and function_call_output items.`, {
         param: `input[${i}].type`, code: 'unsupported_input_item',
       });

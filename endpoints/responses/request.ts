@@ -40,7 +40,7 @@ export async function prepareResponsesRequest(db: Knex, workspaceId: string, req
   if (history.length + items.length === 0) throw new InvalidRequestError("'input' must hold at least one item.", { param: 'input', code: 'invalid_value' });
   await ownFiles(db, workspaceId, [
     ...itemFileIds(history, () => 'previous_response_id'),
-    ...itemFileIds(items, (i, j) => (typeof input === 'string' ? 'input' : `input[${i}].content[${j}].file_id`)),
+    ...itemFileIds(items, (i, j) => `input[${i}].content[${j}].file_id`),
   ]);
   return { body: rest, history, input: items };
 }

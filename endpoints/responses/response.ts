@@ -94,7 +94,7 @@ export function responseObject(req: ResponsesRequest, o: {
     store: body.store ?? true,
     temperature: body.temperature ?? 1,
     text: { format: body.text?.format ?? { type: 'text' }, verbosity: body.text?.verbosity ?? 'medium' },
-    tool_choice: typeof body.tool_choice === 'object' ? body.tool_choice : body.tool_choice ?? 'auto',
+    tool_choice: body.tool_choice ?? 'auto',
     tools: (body.tools ?? []).map((t) => ({ type: 'function', name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
     top_p: body.top_p ?? 1,
     truncation: 'disabled',

@@ -28,7 +28,7 @@ export const responseEvents: ChatStreamFormat<ResponsesRequest> = {
     const items = (status: 'in_progress' | 'completed' | 'incomplete'): ResponseItem[] => output.map((entry) => outputItem(entry, status));
     const snapshot = (status: ResponseStatus, o: { usage?: TokenUsage; finishReason?: FinishReason; error?: { code: string; message: string } } = {}) => responseObject(req, {
       id: ids.response, createdAt: created, model, status, usage: o.usage ?? null, finishReason: o.finishReason ?? null, error: o.error,
-      output: items(status === 'failed' ? 'incomplete' : status === 'in_progress' ? 'in_progress' : status),
+      output: items(status === 'failed' ? 'incomplete' : status),
     });
 
     return {
