@@ -1,19 +1,19 @@
 /**
  * The streaming chat call. It runs on the task queue of the API process that holds the client's connection
- * and writes chunks straight to it. Before the first byte a failure is thrown (the workflow may retry or
+ * and writes the answer straight to it, in the wire format of the endpoint that asked (chat completion
+ * chunks, or Responses events: endpoints/stream-formats.ts). Before the first byte a failure is thrown (the workflow may retry or
  * fall back); after it, every ending (finish, upstream error, client gone) is returned with what was used,
  * so the workflow settles exactly that. Heartbeats carry the running usage in case this process dies.
  */
 import { activityInfo, heartbeat } from '@temporalio/activity';
 import { chatCost } from '../catalog/pricing';
-import type { ChatCompletionBody } from '../endpoints/chat/body';
 import type { StreamRegistry } from './stream-registry';
-import { fileReferences, inlineReferencedFiles } from '../endpoints/chat/file-references';
+import { withFileContents } from '../endpoints/chat/handler';
 import { promptCharacters, toChatRequest } from '../endpoints/chat/request';
-import { chunkObject, openAIFinishReason, usageObject } from '../endpoints/chat/response';
 import { estimateTokens } from '../endpoints/chat/tokens';
+import { chatStreamFormat } from '../endpoints/stream-formats';
+import type { Endpoint } from '../endpoints/types';
 import { GatewayError, NotFoundError, UpstreamError } from '../core/errors';
-import { microToCredits } from '../core/money';
 import { modelAdapter } from '../endpoints/model-adapter';
 import type { ChatStreamPart, FinishReason, SimulationDirective } from '../providers/types';
 import type { ActivityDeps } from './deps';
@@ -21,6 +21,8 @@ import { loadPayload, type PayloadRef } from './request-io';
 
 export interface StreamChatInput {
   requestId: string;
+  /** Whose wire format the answer is written in (runs started before it was passed stream chat completions). */
+  endpoint?: Endpoint;
   model: string;
   body: PayloadRef<unknown>;
   created: number;
@@ -60,9 +62,10 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
 
       const record = await deps.catalog.get(input.model);
       if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
-      const body = (await loadPayload(deps.storage, input.body)) as ChatCompletionBody;
-      const includeUsage = Boolean(body.stream_options?.include_usage);
-      const promptTokensEstimate = estimateTokens(promptCharacters(body));
+      const format = chatStreamFormat(input.endpoint ?? 'chat.completions');
+      const body = await loadPayload(deps.storage, input.body);
+      const chatBody = format.chatBody(body);
+      const promptTokensEstimate = estimateTokens(promptCharacters(chatBody));
       const abort = new AbortController();
       sink.onClientGone(() => abort.abort());
 
@@ -70,10 +73,8 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
       let first: IteratorResult<ChatStreamPart>;
       try {
         const adapter = modelAdapter(deps.providers, record, 'chat');
-        const messages = fileReferences(body.messages).length === 0 ? body.messages : await inlineReferencedFiles(body.messages, {
-          db: deps.db, storage: deps.storage, workspaceId: input.workspaceId ?? '', imagesAsImageUrl: Boolean(record.capabilities.vision),
-        });
-        iterator = adapter.doStream(toChatRequest({ ...body, messages }, record), {
+        const request = toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record);
+        iterator = adapter.doStream(request, {
           requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
         })[Symbol.asyncIterator]();
         first = await iterator.next();
@@ -82,12 +83,14 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
         throw err; // before the first byte: retried or fallen back under the one failure policy
       }
 
-      const base = { requestId: input.requestId, created: input.created, model: record.slug };
+      const writer = format.writer(body, {
+        requestId: input.requestId, created: input.created, model: record.slug, send: (data, event) => sink.send(data, event), db: deps.db, workspaceId: input.workspaceId,
+      });
       sink.start({
         'x-model-used': record.slug,
         ...(input.fallbackFrom ? { 'x-fallback-from': input.fallbackFrom, 'x-fallback-depth': String(input.fallbackDepth) } : {}),
       });
-      sink.send(chunkObject({ ...base, delta: { role: 'assistant', content: '' } }));
+      writer.open();
 
       let outputChars = 0;
       let usage: { inputTokens: number; outputTokens: number } | null = null;
@@ -105,15 +108,12 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
       try {
         for (let step = first; !step.done; step = await iterator.next()) {
           const part = step.value;
-          if (part.type === 'text-delta') {
-            outputChars += part.delta.length;
-            sink.send(chunkObject({ ...base, delta: { content: part.delta } }));
-          } else if (part.type === 'tool-call-delta') {
-            outputChars += part.argumentsDelta.length + (part.name?.length ?? 0);
-            sink.send(chunkObject({ ...base, delta: { tool_calls: [{ index: part.index, ...(part.id ? { id: part.id, type: 'function' } : {}), function: { ...(part.name ? { name: part.name } : {}), arguments: part.argumentsDelta } }] } }));
-          } else {
+          if (part.type === 'finish') {
             finishReason = part.finishReason;
             if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
+          } else {
+            outputChars += part.type === 'text-delta' ? part.delta.length : part.argumentsDelta.length + (part.name?.length ?? 0);
+            writer.part(part);
           }
           if (sink.clientGone) break;
           beat();
@@ -123,7 +123,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
           ending = 'upstream_error';
           const gw = err instanceof GatewayError ? err : new UpstreamError(String(err), { kind: 'network', provider: record.provider });
           error = gw.message;
-          sink.send({ error: { message: gw.message, type: gw.type, param: null, code: gw.code } });
+          writer.fail(gw);
         }
       }
       if (sink.clientGone) {
@@ -137,11 +137,8 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
         ? usage
         : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
       const chargeMicro = chatCost(record, billed);
-      if (ending === 'completed') {
-        sink.send(chunkObject({ ...base, delta: {}, finishReason: openAIFinishReason(finishReason ?? 'stop') }));
-        if (includeUsage) sink.send(chunkObject({ ...base, noChoices: true, usage: { ...usageObject(billed), credits_used: microToCredits(chargeMicro) } }));
-      }
-      if (ending !== 'client_disconnected') sink.send('[DONE]');
+      if (ending === 'completed') await writer.finish({ finishReason: finishReason ?? 'stop', usage: billed, chargeMicro });
+      if (ending !== 'client_disconnected') writer.close();
       sink.end();
       return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error };
     },

@@ -24,6 +24,7 @@ import { budgetAlertsRouter } from './billing/budget-alerts';
 import { filesRouter } from './files/routes';
 import { videoGenerationsRouter, videoJobsRouter } from './videos/routes';
 import { codecRouter } from './codec/routes';
+import { responsesRouter, storedResponsesRouter } from './responses/routes';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
@@ -41,7 +42,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
-  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps)]) {
+  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), storedResponsesRouter(deps)]) {
     v1.use(router.routes(), router.allowedMethods());
   }
   // Billing and budget alerts (role-guarded inside).
@@ -51,7 +52,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   // Model endpoints (and only they) count against the key's quotas.
   const modelEndpoints = new Router<GatewayState>();
   modelEndpoints.use(keyQuotaMiddleware(deps.db));
-  for (const router of [chatRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)]) {
+  for (const router of [chatRouter(deps), responsesRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)]) {
     modelEndpoints.use(router.routes(), router.allowedMethods());
   }
   v1.use(modelEndpoints.routes(), modelEndpoints.allowedMethods());

@@ -1,5 +1,6 @@
 /** The endpoint handlers the request workflow can run, by endpoint. */
 import { chatHandler } from './chat/handler';
+import { responsesHandler } from './responses/handler';
 import { embeddingsHandler } from './embeddings/handler';
 import { imageEditsHandler, imageGenerationsHandler } from './images/handler';
 import { musicHandler } from './music/handler';
@@ -9,6 +10,7 @@ import type { Endpoint, EndpointHandler } from './types';
 
 const HANDLERS: Partial<Record<Endpoint, EndpointHandler>> = {
   'chat.completions': chatHandler,
+  responses: responsesHandler,
   embeddings: embeddingsHandler,
   'images.generations': imageGenerationsHandler,
   'images.edits': imageEditsHandler,

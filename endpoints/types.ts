@@ -12,6 +12,7 @@ import type { SimulationDirective } from '../providers/types';
 
 export type Endpoint =
   | 'chat.completions'
+  | 'responses'
   | 'embeddings'
   | 'images.generations'
   | 'images.edits'

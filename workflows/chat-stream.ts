@@ -57,7 +57,7 @@ export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatSt
     releaseReason: 'stream failed before its first byte',
     async call(model, depth) {
       const args = {
-        requestId: input.requestId, model, body: input.body, created: input.created,
+        requestId: input.requestId, endpoint: input.endpoint, model, body: input.body, created: input.created,
         fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, simulate: input.simulate, workspaceId: input.workspaceId,
       };
       let outcome: StreamChatOutcome = input.localWorker ? await streamHere.streamChat(args) : { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };

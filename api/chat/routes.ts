@@ -1,11 +1,11 @@
-/** `POST /v1/chat/completions` (streaming is handled by api/streaming/chat-stream.ts). */
+/** `POST /v1/chat/completions` (streaming is handled by api/chat/stream.ts). */
 import Router from '@koa/router';
 import { validateChatCompletionBody } from '../../endpoints/chat/body';
 import { readJsonBody } from '../http/body';
 import { ownReferencedFiles } from '../../endpoints/chat/file-references';
 import type { AppDeps, GatewayState } from '../http/context';
 import { checkRequestedModel, runModelRequest, sendModelResponse } from '../requests/run';
-import { streamChatCompletion } from './stream';
+import { streamChatAnswer } from './stream';
 
 export function chatRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
@@ -15,7 +15,7 @@ export function chatRouter(deps: AppDeps): Router<GatewayState> {
     await ownReferencedFiles(deps.db, ctx.state.auth.workspaceId, body.messages);
     await checkRequestedModel(ctx, deps, 'chat.completions', body.model, body);
     if (body.stream) {
-      await streamChatCompletion(ctx, deps, body);
+      await streamChatAnswer(ctx, deps, { endpoint: 'chat.completions', model: body.model, body });
       return;
     }
     const result = await runModelRequest(ctx, deps, { endpoint: 'chat.completions', model: body.model, body });

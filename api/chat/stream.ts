@@ -1,29 +1,31 @@
 /**
- * `POST /v1/chat/completions` with `stream: true`. The route parks its connection in the stream registry
- * and starts the streaming workflow; the workflow's stream activity, on this process's own task queue,
- * writes the bytes. Until the first byte an error is still an ordinary JSON error with its status.
+ * `POST /v1/chat/completions` and `POST /v1/responses` with `stream: true`. The route parks its connection
+ * in the stream registry and starts the streaming workflow; the workflow's stream activity, on this
+ * process's own task queue, writes the bytes. Until the first byte an error is still an ordinary JSON error
+ * with its status.
  */
 import { InvalidRequestError } from '../../core/errors';
 import type { chatStreamWorkflow, ChatStreamInput } from '../../workflows/chat-stream';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { requestInput, startRequestWorkflow } from '../requests/start';
-import type { ChatCompletionBody } from '../../endpoints/chat/body';
+import type { Endpoint } from '../../endpoints/types';
 import { requestWorkflowId } from '../../workflows/contracts';
 
-export async function streamChatCompletion(ctx: GatewayContext, deps: AppDeps, body: ChatCompletionBody): Promise<void> {
+/** Streams a chat model's answer in the wire format of `endpoint` (see endpoints/stream-formats.ts). */
+export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: { endpoint: Extract<Endpoint, 'chat.completions' | 'responses'>; model: string; body: unknown }): Promise<void> {
   const { requestId } = ctx.state;
   if (ctx.get('idempotency-key')) {
     throw new InvalidRequestError('Idempotency-Key is not supported with stream: true; retry without streaming to get a replayable result.', { param: 'Idempotency-Key', code: 'idempotency_not_supported_for_streams' });
   }
   const input: ChatStreamInput = {
-    ...(await requestInput(ctx, deps, { endpoint: 'chat.completions', model: body.model, body })),
+    ...(await requestInput(ctx, deps, req)),
     streamTaskQueue: deps.streaming.taskQueue,
     localWorker: deps.streaming.localWorker && deps.config.eagerStart,
   };
   const sink = deps.streaming.registry.open(requestId, ctx.res, () => { ctx.respond = false; });
   try {
     const handle = await startRequestWorkflow<typeof chatStreamWorkflow>(ctx, deps, 'chatStreamWorkflow', {
-      workflowId: requestWorkflowId(requestId), args: [input], model: body.model, endpoint: 'chat.completions', workflowExecutionTimeout: '45 minutes',
+      workflowId: requestWorkflowId(requestId), args: [input], model: req.model, endpoint: req.endpoint, workflowExecutionTimeout: '45 minutes',
     });
     const result = handle.result();
     // Before the first byte, a failed workflow is an ordinary error response (status and JSON body).

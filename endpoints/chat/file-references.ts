@@ -36,7 +36,11 @@ export function fileReferences(messages: MessageLike[]): FileReference[] {
 
 /** The workspace's records of every referenced file; 404 (as for a missing file) for any other id. */
 export async function ownReferencedFiles(db: Knex, workspaceId: string, messages: MessageLike[]): Promise<Map<string, FileRecord>> {
-  const refs = fileReferences(messages);
+  return ownFiles(db, workspaceId, fileReferences(messages));
+}
+
+/** The workspace's records of the named files; 404 (as for a missing file) for any other id. */
+export async function ownFiles(db: Knex, workspaceId: string, refs: FileReference[]): Promise<Map<string, FileRecord>> {
   const files = await findFiles(db, workspaceId, refs.map((r) => r.fileId));
   for (const ref of refs) if (!files.has(ref.fileId)) throw fileNotFound(ref.fileId, ref.param);
   const total = [...files.values()].reduce((sum, f) => sum + f.bytes, 0);

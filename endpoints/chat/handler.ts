@@ -9,6 +9,7 @@ import { microToCredits } from '../../core/money';
 import { fileReferences, inlineReferencedFiles } from './file-references';
 import { InternalError } from '../../core/errors';
 import type { ModelRecord } from '../../catalog/types';
+import type { ChatResult } from '../../providers/types';
 import type { CallEnv, EndpointHandler } from '../types';
 import { modelAdapter } from '../model-adapter';
 
@@ -26,27 +27,32 @@ export const chatHandler: EndpointHandler<ChatCompletionBody> = {
   },
 
   async call(record, body, env) {
-    const adapter = modelAdapter(env.providers, record, 'chat');
-    const request = toChatRequest(await withFileContents(body, record, env), record);
-    const result = await adapter.doGenerate(request, {
-      requestId: env.requestId, simulate: env.simulate, signal: env.signal,
-    });
-    // Hosts that report no usage are billed on an estimate rather than for free.
-    const usage = result.usage.inputTokens + result.usage.outputTokens > 0
-      ? result.usage
-      : { inputTokens: estimateTokens(promptCharacters(body)), outputTokens: estimateTokens((result.content ?? '').length + JSON.stringify(result.toolCalls).length) };
-    const chargeMicro = chatCost(record, usage);
-    const completion = chatCompletionObject({ requestId: env.requestId, created: env.created, model: record.slug, result: { ...result, usage } });
+    const { result, chargeMicro } = await generateChat(record, body, env);
+    const completion = chatCompletionObject({ requestId: env.requestId, created: env.created, model: record.slug, result });
     return {
       response: { kind: 'json', body: { ...completion, credits_used: microToCredits(chargeMicro) } },
       chargeMicro,
-      usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
+      usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
     };
   },
 };
 
+/** One chat call, not streamed: the answer with the usage it is billed on, and its exact charge. */
+export async function generateChat(record: ModelRecord, body: ChatCompletionBody, env: CallEnv): Promise<{ result: ChatResult; chargeMicro: number }> {
+  const adapter = modelAdapter(env.providers, record, 'chat');
+  const request = toChatRequest(await withFileContents(body, record, env), record);
+  const result = await adapter.doGenerate(request, {
+    requestId: env.requestId, simulate: env.simulate, signal: env.signal,
+  });
+  // Hosts that report no usage are billed on an estimate rather than for free.
+  const usage = result.usage.inputTokens + result.usage.outputTokens > 0
+    ? result.usage
+    : { inputTokens: estimateTokens(promptCharacters(body)), outputTokens: estimateTokens((result.content ?? '').length + JSON.stringify(result.toolCalls).length) };
+  return { result: { ...result, usage }, chargeMicro: chatCost(record, usage) };
+}
+
 /** Uploaded files named by id reach the provider as their bytes (providers cannot read our storage). */
-async function withFileContents(body: ChatCompletionBody, record: ModelRecord, env: CallEnv): Promise<ChatCompletionBody> {
+export async function withFileContents(body: ChatCompletionBody, record: ModelRecord, env: Pick<CallEnv, 'db' | 'storage' | 'workspaceId'>): Promise<ChatCompletionBody> {
   if (fileReferences(body.messages).length === 0) return body;
   if (!env.workspaceId || !env.db) throw new InternalError('file references need the workspace of the request');
   const messages = await inlineReferencedFiles(body.messages, {

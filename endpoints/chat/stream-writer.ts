@@ -1,0 +1,36 @@
+/** `chat.completion.chunk` events of a streamed chat completion, ending with `data: [DONE]`. */
+import { microToCredits } from '../../core/money';
+import type { ChatStreamFormat } from '../stream-writer';
+import type { ChatCompletionBody } from './body';
+import { chunkObject, openAIFinishReason, usageObject } from './response';
+
+export const chatCompletionChunks: ChatStreamFormat<ChatCompletionBody> = {
+  chatBody: (body) => body,
+
+  writer(body, { requestId, created, model, send }) {
+    const base = { requestId, created, model };
+    return {
+      open() {
+        send(chunkObject({ ...base, delta: { role: 'assistant', content: '' } }));
+      },
+      part(part) {
+        if (part.type === 'text-delta') {
+          send(chunkObject({ ...base, delta: { content: part.delta } }));
+          return;
+        }
+        const call = { index: part.index, ...(part.id ? { id: part.id, type: 'function' } : {}), function: { ...(part.name ? { name: part.name } : {}), arguments: part.argumentsDelta } };
+        send(chunkObject({ ...base, delta: { tool_calls: [call] } }));
+      },
+      async finish({ finishReason, usage, chargeMicro }) {
+        send(chunkObject({ ...base, delta: {}, finishReason: openAIFinishReason(finishReason) }));
+        if (body.stream_options?.include_usage) send(chunkObject({ ...base, noChoices: true, usage: { ...usageObject(usage), credits_used: microToCredits(chargeMicro) } }));
+      },
+      fail(error) {
+        send({ error: { message: error.message, type: error.type, param: null, code: error.code } });
+      },
+      close() {
+        send('[DONE]');
+      },
+    };
+  },
+};
