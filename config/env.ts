@@ -3,6 +3,7 @@
  * half of an S3 configuration stops the process with a clear message instead of failing later.
  */
 import Ajv from 'ajv';
+import { randomBytes } from 'node:crypto';
 import { repoRoot as defaultRepoRoot } from '../core/paths';
 
 export interface GatewayConfig {
@@ -42,6 +43,15 @@ export interface GatewayConfig {
   eagerStart: boolean;
   activityMode: 'local' | 'remote';
   inProcessResults: boolean;
+  /** The address people open, for links in e-mails (absent: the address the request came to). */
+  publicUrl?: string;
+  /** HMAC secret of CAPTCHA challenges; shared by every API process (absent: a random one per process). */
+  captchaSecret: string;
+  /** CAPTCHA difficulty: PBKDF2 iterations per attempt and the largest counter a client may have to reach. */
+  captchaCost: number;
+  captchaMaxCounter: number;
+  /** Where the built web app is (vite's output). */
+  webDir: string;
 }
 
 const schema = {
@@ -74,6 +84,10 @@ const schema = {
     GATEWAY_EAGER_START: { enum: ['true', 'false', '1', '0'] },
     GATEWAY_ACTIVITY_MODE: { enum: ['local', 'remote'] },
     GATEWAY_INPROCESS_RESULTS: { enum: ['true', 'false', '1', '0'] },
+    PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s]+[^/]$' },
+    CAPTCHA_SECRET: { type: 'string', minLength: 16 },
+    CAPTCHA_COST: { type: 'string', pattern: '^[1-9][0-9]*$' },
+    CAPTCHA_MAX_COUNTER: { type: 'string', pattern: '^[1-9][0-9]*$' },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -128,5 +142,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     eagerStart: bool(present.GATEWAY_EAGER_START, true),
     activityMode: (present.GATEWAY_ACTIVITY_MODE as 'local' | 'remote' | undefined) ?? 'local',
     inProcessResults: bool(present.GATEWAY_INPROCESS_RESULTS, true),
+    publicUrl: present.PUBLIC_URL,
+    captchaSecret: present.CAPTCHA_SECRET ?? randomBytes(32).toString('hex'),
+    captchaCost: Number(present.CAPTCHA_COST ?? 1000),
+    captchaMaxCounter: Number(present.CAPTCHA_MAX_COUNTER ?? 3000),
+    webDir: `${repoRoot}/web/dist`,
   };
 }
