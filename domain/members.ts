@@ -36,12 +36,17 @@ export async function createWorkspaceWithOwner(db: Knex, opts: { name: string; u
   const actor = `user:${opts.userId}`;
   const planId = opts.planId === undefined ? 'free' : opts.planId;
   const workspace = await createWorkspace(db, { name: opts.name, planId, actor });
-  await db.transaction(async (trx) => {
-    await trx('members').insert({ workspace_id: workspace.id, user_id: opts.userId, role: 'owner' });
-    await audit(trx, { workspaceId: workspace.id, actor, action: 'member.add', subjectType: 'user', subjectId: opts.userId, data: { role: 'owner' } });
-  });
+  await addMember(db, { workspaceId: workspace.id, userId: opts.userId, role: 'owner', actor });
   if (planId) await grantCycleForWorkspace(db, { workspaceId: workspace.id, plan: await getPlan(db, planId), cycle: cycleOf(new Date()) });
   return workspace;
+}
+
+/** Adds a person with `role` (or sets their role if they are a member): for operators (the CLI, dev start). */
+export async function addMember(db: Knex, opts: { workspaceId: string; userId: string; role: Role; actor: string }): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx('members').insert({ workspace_id: opts.workspaceId, user_id: opts.userId, role: opts.role }).onConflict(['workspace_id', 'user_id']).merge(['role']);
+    await audit(trx, { workspaceId: opts.workspaceId, actor: opts.actor, action: 'member.add', subjectType: 'user', subjectId: opts.userId, data: { role: opts.role } });
+  });
 }
 
 export async function memberRole(db: Knex | Knex.Transaction, workspaceId: string, userId: string): Promise<Role | null> {

@@ -8,7 +8,7 @@
  *   POST /api/auth/signout             this session; /api/auth/signout-all: every session of the account
  *   POST /api/auth/forgot              {email}: a password reset e-mail (202 always)
  *   POST /api/auth/reset               {token, password}: new password, every session ends
- *   GET  /api/me                       the person, their workspaces, and their role and permissions in the active one
+ *   GET  /api/me                       the person (null when signed out), their workspaces, their role and permissions in the active one
  *   POST /api/workspaces               {name}: a new workspace (the caller owns it) and switch to it
  *   POST /api/workspaces/switch        {workspace_id}
  *   GET  /api/invites/:token           what an invitation link offers
@@ -21,7 +21,7 @@ import type Koa from 'koa';
 import type { AppDeps, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
 import { ipLimitMiddleware } from '../http/ip-limit';
-import { clearSessionCookie, ownOrigin, requireSameOrigin, requireSession, setSessionCookie } from '../http/session';
+import { clearSessionCookie, currentSession, ownOrigin, requireSameOrigin, requireSession, setSessionCookie } from '../http/session';
 import { createSession, createUser, endAllSessions, endSession, issueUserToken, normalizeEmail, resetPassword, signIn, userByEmail, verifyEmail } from '../../domain/accounts';
 import { accountMailer, mailText } from '../../domain/account-mail';
 import { newCaptchaChallenge, verifyCaptcha, type CaptchaSettings } from '../../domain/captcha';
@@ -115,8 +115,13 @@ export function accountsRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = { object: 'user', id: user.id, email: user.email, name: user.name, email_verified: true };
   });
 
+  // Signed out is an answer here, not an error: the app asks on every load.
   router.get('/me', async (ctx) => {
-    const signedIn = await requireSession(ctx, deps.db);
+    const signedIn = await currentSession(ctx, deps.db);
+    if (!signedIn) {
+      ctx.body = { user: null, workspaces: [], workspace: null };
+      return;
+    }
     const workspaces = await workspacesOfUser(deps.db, signedIn.user.id);
     const active = workspaces.find((w) => w.id === signedIn.workspaceId) ?? null;
     ctx.body = {
