@@ -4,7 +4,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npx tsc -p tsconfig.json && npm prune --omit=dev
+RUN npx tsc -p tsconfig.json && node -e "require('./scripts/bootstrap.js').buildWeb()" && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 WORKDIR /app
@@ -12,6 +12,7 @@ ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/catalog ./catalog
+COPY --from=build /app/web/dist ./web/dist
 COPY package.json tsconfig.json ./
 USER node
 EXPOSE 8080

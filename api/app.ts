@@ -1,6 +1,7 @@
 /**
  * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
- * path: request id -> error mapping -> per-IP safety net -> auth -> routes.
+ * path: request id -> error mapping -> per-IP safety net -> auth -> routes. The web app's files and its
+ * /api session endpoints sit beside /v1.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -8,7 +9,10 @@ import type { AppDeps, GatewayState } from './http/context';
 import { errorMiddleware } from './http/errors';
 import { requestIdMiddleware } from './http/request-id';
 import { ipLimitMiddleware } from './http/ip-limit';
-import { authMiddleware } from './http/auth';
+import { authMiddleware, keyKindGuard } from './http/auth';
+import { accountsRouter } from './accounts/routes';
+import { organizationRouter } from './organization/routes';
+import { webAppMiddleware } from './http/static';
 import { healthRouter } from './system/health';
 import { modelsRouter } from './models/routes';
 import { pingRouter } from './system/ping';
@@ -38,11 +42,18 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   const codec = codecRouter(deps);
   app.use(codec.routes());
   app.use(codec.allowedMethods());
+  app.use(webAppMiddleware(deps.config.webDir));
+
+  // The web app's session endpoints (sign-up, sign-in, workspaces, invitations).
+  const accounts = accountsRouter(deps);
+  app.use(accounts.routes());
+  app.use(accounts.allowedMethods());
 
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
-  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), storedResponsesRouter(deps)]) {
+  v1.use(keyKindGuard());
+  for (const router of [organizationRouter(deps), modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), storedResponsesRouter(deps)]) {
     v1.use(router.routes(), router.allowedMethods());
   }
   // Billing and budget alerts (role-guarded inside).

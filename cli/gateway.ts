@@ -9,13 +9,15 @@ import { GatewayError } from '../core/errors';
 import { getBalance, topUp } from '../domain/ledger';
 import { creditsToMicro, microToCredits } from '../core/money';
 import { seedCatalog, setModelEnabled, upsertOperatorModel } from '../domain/model-catalog';
-import { createApiKey, createWorkspace, listFallbackChains, revokeApiKey, setFallbackChain, type Role } from '../domain/workspaces';
+import { createApiKey, createWorkspace, getWorkspace, listFallbackChains, revokeApiKey, setFallbackChain, type Role } from '../domain/workspaces';
+import { createUser, issueUserToken } from '../domain/accounts';
+import { addMember, createWorkspaceWithOwner } from '../domain/members';
 import { loadCatalogFiles, validateModelRecord } from '../catalog/load';
 import { prepareDatabase } from '../domain/database-setup';
 import { devDatabaseUrl } from '../stack/attach';
 import { parseFlags, UsageError } from './args';
 import { BILLING_COMMANDS } from './billing-commands';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 
 type Command = (db: Knex, argv: string[]) => Promise<unknown>;
@@ -51,6 +53,21 @@ const COMMANDS: Record<string, Command> = {
       allowed_models: r.allowed_models, cost_cap: r.cost_cap_micro === null ? null : microToCredits(r.cost_cap_micro),
       spent: microToCredits(Number(r.spent)), created_at: r.created_at, revoked_at: r.revoked_at,
     })) };
+  },
+  // Bootstraps the first owner: a verified account, owner of a new (or an existing) workspace. Without
+  // --password, it prints a one-time link to choose one (valid for an hour).
+  'users create-owner': async (db, argv) => {
+    const f = parseFlags(argv, { email: { type: 'string', required: true }, workspace: { type: 'string', required: true }, name: { type: 'string' }, password: { type: 'string' }, plan: { type: 'string' } });
+    const password = (f.password as string | undefined) ?? randomBytes(24).toString('base64url');
+    const user = await createUser(db, { email: f.email as string, password, name: f.name as string | undefined, verified: true, actor: 'cli' });
+    const existing = /^ws_/.test(f.workspace as string) ? await getWorkspace(db, f.workspace as string) : null;
+    const workspace = existing ?? await createWorkspaceWithOwner(db, { name: f.workspace as string, userId: user.id, planId: (f.plan as string) ?? null });
+    if (existing) await addMember(db, { workspaceId: existing.id, userId: user.id, role: 'owner', actor: 'cli' });
+    const base = loadConfig().publicUrl ?? `http://${loadConfig().host}:${loadConfig().port}`;
+    return {
+      user: { id: user.id, email: user.email }, workspace: { id: workspace.id, name: workspace.name }, role: 'owner',
+      ...(f.password ? {} : { set_password_url: `${base}/reset?token=${await issueUserToken(db, user.id, 'reset_password')}` }),
+    };
   },
   'credits topup': async (db, argv) => {
     const f = parseFlags(argv, { workspace: { type: 'string', required: true }, credits: { type: 'number', required: true }, 'idempotency-key': { type: 'string' } });

@@ -3,6 +3,7 @@
  * half of an S3 configuration stops the process with a clear message instead of failing later.
  */
 import Ajv from 'ajv';
+import { randomBytes } from 'node:crypto';
 import { repoRoot as defaultRepoRoot } from '../core/paths';
 
 /** One payload encryption key: its id travels in each encrypted payload's metadata. */
@@ -59,6 +60,15 @@ export interface GatewayConfig {
   codecCorsOrigins: string[];
   /** Whether missing secrets (codec key, operator token) may be generated into the data dir: not in production. */
   generateDevSecrets: boolean;
+  /** The address people open, for links in e-mails (absent: the address the request came to). */
+  publicUrl?: string;
+  /** HMAC secret of CAPTCHA challenges; shared by every API process (absent: a random one per process). */
+  captchaSecret: string;
+  /** CAPTCHA difficulty: PBKDF2 iterations per attempt and the largest counter a client may have to reach. */
+  captchaCost: number;
+  captchaMaxCounter: number;
+  /** Where the built web app is (vite's output). */
+  webDir: string;
 }
 
 /** `id:base64key`; the key must decode to 32 bytes (checked after the pattern). */
@@ -100,6 +110,10 @@ const schema = {
     OPERATOR_TOKEN: { type: 'string', pattern: '^[\\x21-\\x7e]{32,512}$' },
     CODEC_CORS_ORIGINS: { type: 'string', pattern: `^${ORIGIN}(\\s*,\\s*${ORIGIN})*$` },
     TEMPORAL_UI_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
+    PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s]+[^/]$' },
+    CAPTCHA_SECRET: { type: 'string', minLength: 16 },
+    CAPTCHA_COST: { type: 'string', pattern: '^[1-9][0-9]*$' },
+    CAPTCHA_MAX_COUNTER: { type: 'string', pattern: '^[1-9][0-9]*$' },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -165,6 +179,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
       ? splitList(present.CODEC_CORS_ORIGINS)
       : [...new Set([`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`, ...(present.TEMPORAL_UI_URL ? [new URL(present.TEMPORAL_UI_URL).origin] : [])])],
     generateDevSecrets: !production,
+    publicUrl: present.PUBLIC_URL,
+    captchaSecret: present.CAPTCHA_SECRET ?? randomBytes(32).toString('hex'),
+    captchaCost: Number(present.CAPTCHA_COST ?? 1000),
+    captchaMaxCounter: Number(present.CAPTCHA_MAX_COUNTER ?? 3000),
+    webDir: `${repoRoot}/web/dist`,
   };
 }
 

@@ -6,11 +6,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { randomBase62 } from '../core/ids';
 
 export const API_KEY_PREFIX = 'sk-gw-';
+/** Admin keys, for automation of the organization management API (/v1/organization). */
+export const ADMIN_KEY_PREFIX = 'sk-admin-';
 const SECRET_LENGTH = 43; // 43 base62 chars ~ 256 bits
-const KEY_RE = new RegExp(`^${API_KEY_PREFIX.replace(/-/g, '\\-')}[0-9A-Za-z]{${SECRET_LENGTH}}$`);
+const KEY_RE = new RegExp(`^(sk-gw-|sk-admin-)[0-9A-Za-z]{${SECRET_LENGTH}}$`);
 
-export function generateApiKey(): { key: string; hash: string; last4: string } {
-  const key = `${API_KEY_PREFIX}${randomBase62(SECRET_LENGTH)}`;
+export function generateApiKey(prefix: string = API_KEY_PREFIX): { key: string; hash: string; last4: string } {
+  const key = `${prefix}${randomBase62(SECRET_LENGTH)}`;
   return { key, hash: hashApiKey(key), last4: key.slice(-4) };
 }
 

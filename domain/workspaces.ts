@@ -1,6 +1,6 @@
 /** Workspaces, their API keys and fallback chains: the operations the admin CLI and admin routes share. */
 import type { Knex } from 'knex';
-import { generateApiKey, API_KEY_PREFIX } from './api-keys';
+import { generateApiKey, ADMIN_KEY_PREFIX, API_KEY_PREFIX } from './api-keys';
 import { audit } from './audit';
 import { InvalidRequestError, NotFoundError } from '../core/errors';
 import { newId } from '../core/ids';
@@ -58,7 +58,16 @@ export interface CreatedApiKey {
   cost_cap: number | null;
 }
 
-export async function createApiKey(db: Knex, opts: { workspaceId: string; name: string; role?: Role; quotas?: ApiKeyQuotas; actor: string }): Promise<CreatedApiKey> {
+export interface ApiKeyOwnership {
+  /** The member who made the key (null: an operator, through the CLI); the key never outranks them. */
+  createdByUserId?: string | null;
+  /** `admin` keys (`sk-admin-`) serve the organization management API only. */
+  kind?: 'project' | 'admin';
+  /** The quota preset the key was made with (a plan id, or `custom`). */
+  preset?: string | null;
+}
+
+export async function createApiKey(db: Knex, opts: { workspaceId: string; name: string; role?: Role; quotas?: ApiKeyQuotas; actor: string } & ApiKeyOwnership): Promise<CreatedApiKey> {
   await getWorkspace(db, opts.workspaceId);
   const role = opts.role ?? 'developer';
   if (!ROLES.includes(role)) throw new InvalidRequestError(`role must be one of ${ROLES.join(', ')}`, { param: 'role' });
@@ -67,19 +76,22 @@ export async function createApiKey(db: Knex, opts: { workspaceId: string; name: 
     if (value != null && (!Number.isInteger(value) || value <= 0)) throw new InvalidRequestError(`${name} must be a positive integer`, { param: name });
   }
   if (q.costCap != null && !(q.costCap > 0)) throw new InvalidRequestError('costCap must be a positive number of credits', { param: 'costCap' });
-  const { key, hash, last4 } = generateApiKey();
+  const kind = opts.kind ?? 'project';
+  const prefix = kind === 'admin' ? ADMIN_KEY_PREFIX : API_KEY_PREFIX;
+  const { key, hash, last4 } = generateApiKey(prefix);
   const id = newId('key');
   const row = {
-    id, workspace_id: opts.workspaceId, name: opts.name, role, prefix: API_KEY_PREFIX, key_hash: hash, last4,
+    id, workspace_id: opts.workspaceId, name: opts.name, role, prefix, key_hash: hash, last4,
+    kind, created_by_user_id: opts.createdByUserId ?? null, preset: opts.preset ?? null,
     rpm_limit: q.rpm ?? null, daily_token_limit: q.dailyTokens ?? null, allowed_models: q.models?.length ? q.models : null,
     cost_cap_micro: q.costCap != null ? creditsToMicro(q.costCap) : null,
   };
   await db.transaction(async (trx) => {
     await trx('api_keys').insert(row);
-    await audit(trx, { workspaceId: opts.workspaceId, actor: opts.actor, action: 'api_key.create', subjectType: 'api_key', subjectId: id, data: { name: opts.name, role, quotas: q } });
+    await audit(trx, { workspaceId: opts.workspaceId, actor: opts.actor, action: 'api_key.create', subjectType: 'api_key', subjectId: id, data: { name: opts.name, role, kind, preset: row.preset, quotas: q } });
   });
   return {
-    id, key, workspace_id: opts.workspaceId, name: opts.name, role, prefix: API_KEY_PREFIX, last4,
+    id, key, workspace_id: opts.workspaceId, name: opts.name, role, prefix, last4,
     rpm_limit: row.rpm_limit, daily_token_limit: row.daily_token_limit, allowed_models: row.allowed_models, cost_cap: q.costCap ?? null,
   };
 }

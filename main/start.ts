@@ -3,7 +3,7 @@
  * API and a worker in this process, prints where everything is, and stops what it started on Ctrl-C.
  */
 import { loadConfig } from '../config/env';
-import { ensureDevWorkspace } from '../domain/dev-workspace';
+import { ensureDevOwner, ensureDevWorkspace } from '../domain/dev-workspace';
 import { microToCredits } from '../core/money';
 import { getBalance } from '../domain/ledger';
 import { startRuntime, type Runtime } from './runtime';
@@ -33,6 +33,8 @@ async function main(): Promise<void> {
   runtime = await startRuntime({ config, databaseUrl: stack.databaseUrl, temporalAddress: stack.temporalAddress, s3: stack.s3, api: true, worker: true });
   const dev = await ensureDevWorkspace(runtime.db, { dataDir: config.dataDir, credits: config.devWorkspaceCredits });
   const balance = await getBalance(runtime.db, dev.workspaceId);
+  const app = config.publicUrl ?? runtime.http!.url;
+  const owner = await ensureDevOwner(runtime.db, { workspaceId: dev.workspaceId, baseUrl: app });
   const base = `${runtime.http!.url}/v1`;
   const lines = [
     '',
@@ -43,6 +45,10 @@ async function main(): Promise<void> {
     `  Operator token    ${config.operatorToken ? '(the one in OPERATOR_TOKEN)' : resolveOperatorToken(config)}`,
     `  Dev workspace     ${dev.workspaceId} (${microToCredits(balance.totalMicro)} credits)`,
     `  Dev API key       ${dev.key}`,
+    `  Web app           ${app}/ (sign up, or sign in as the dev owner:)`,
+    `  Dev owner         ${owner.email}; choose its password here (one-time link):`,
+    `    ${owner.signInUrl}`,
+    `  E-mails           ${config.smtpUrl ? `sent through ${config.smtpUrl}` : 'no SMTP_URL: verification and invitation links are written to this log'}`,
     '',
     '  Try it:',
     `    curl -s ${base}/models -H "Authorization: Bearer ${dev.key}"`,

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /*
  * Entry point of every npm script: makes a fresh clone runnable with no other step. It installs the
- * dependencies when they are missing or stale, compiles the TypeScript (incrementally), then runs the
- * requested command from dist/. Plain JavaScript on purpose: it runs before anything is installed.
+ * dependencies when they are missing or stale, compiles the TypeScript (incrementally) and builds the web
+ * app when it changed, then runs the requested command from dist/. Plain JavaScript on purpose: it runs before anything is installed.
  */
 'use strict';
 const { execSync } = require('node:child_process');
@@ -48,6 +48,32 @@ function build() {
   removeStaleOutputs(path.join(root, 'dist'));
 }
 
+/** Newest modification time of the files under `dir` (recursively). */
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : fs.statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * The web app (web/, React + Vite) is type-checked and built into web/dist, which the API serves at `/`.
+ * Skipped when the build is newer than every source file and the lock file.
+ */
+function buildWeb() {
+  const web = path.join(root, 'web');
+  const built = path.join(web, 'dist', 'index.html');
+  const sources = Math.max(newestMtime(path.join(web, 'src')), ...['index.html', 'vite.config.mts', 'tsconfig.json'].map((f) => fs.statSync(path.join(web, f)).mtimeMs), fs.statSync(path.join(root, 'package-lock.json')).mtimeMs);
+  if (fs.existsSync(built) && fs.statSync(built).mtimeMs > sources) return;
+  say('building the web app (vite) ...');
+  execSync(`"${process.execPath}" "${path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')}" -p web/tsconfig.json`, { cwd: root, stdio: 'inherit' });
+  execSync(`"${process.execPath}" "${path.join(root, 'node_modules', 'vite', 'bin', 'vite.js')}" build --config web/vite.config.mts --logLevel warn`, {
+    cwd: root, stdio: 'inherit', env: { ...process.env, VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' },
+  });
+}
+
 /** Compiled files whose source was moved or deleted (tsc never removes them; stale tests would still run). */
 function removeStaleOutputs(dir) {
   if (!fs.existsSync(dir)) return;
@@ -74,10 +100,13 @@ function main() {
     process.exit(2);
   }
   ensureDependencies();
-  if (process.env.GATEWAY_SKIP_BUILD !== '1') build();
+  if (process.env.GATEWAY_SKIP_BUILD !== '1') {
+    build();
+    if (name === 'start' || name === 'test' || name === 'api') buildWeb();
+  }
   process.argv.splice(2, 1);
   require(path.join(root, target));
 }
 
 if (require.main === module) main();
-module.exports = { ensureDependencies, build };
+module.exports = { ensureDependencies, build, buildWeb };

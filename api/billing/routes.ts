@@ -2,10 +2,11 @@
  * Billing for the workspace's billing admins (keys with role owner or billing):
  *   GET  /v1/billing/balance  credits by source, the plan, and this cycle's spend
  *   POST /v1/billing/topups   `{credits}` with a required Idempotency-Key; topups never expire
+ *   GET  /v1/billing/ledger   the latest credit movements (grants, topups, charges, expiries), newest first
  */
 import Router from '@koa/router';
 import { audit } from '../../domain/audit';
-import { billingSummary } from '../../domain/billing-summary';
+import { billingSummary, ledgerEntries } from '../../domain/billing-summary';
 import { cycleOf } from '../../domain/billing-cycle';
 import { InvalidRequestError } from '../../core/errors';
 import { topUp } from '../../domain/ledger';
@@ -25,6 +26,11 @@ export function billingRouter(deps: AppDeps): Router<GatewayState> {
   router.get('/billing/balance', async (ctx) => {
     requireRole(ctx, BILLING_ROLES);
     ctx.body = await billingSummary(deps.db, { workspaceId: ctx.state.auth.workspaceId, cycle: cycleOf(new Date()) });
+  });
+
+  router.get('/billing/ledger', async (ctx) => {
+    requireRole(ctx, BILLING_ROLES);
+    ctx.body = { object: 'list', data: await ledgerEntries(deps.db, ctx.state.auth.workspaceId) };
   });
 
   router.post('/billing/topups', async (ctx) => {

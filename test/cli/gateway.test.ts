@@ -28,6 +28,18 @@ async function gateway(...args: string[]): Promise<CliResult> {
 describe('admin CLI (gateway)', function () {
   this.timeout(120_000);
 
+  it('bootstraps the first owner of a new workspace, with a link to choose a password', async () => {
+    const email = `first.owner.${Date.now()}@example.com`;
+    const created = await gateway('users', 'create-owner', '--email', email, '--workspace', 'Acme Corp', '--plan', 'pro');
+    expect(created.code, created.stderr).to.equal(0);
+    expect(created.json).to.deep.include({ role: 'owner', user: { id: created.json.user.id, email } });
+    expect(created.json.workspace.name).to.equal('Acme Corp');
+    expect(created.json.set_password_url).to.match(/\/reset\?token=[A-Za-z0-9_-]{43}$/);
+    const again = await gateway('users', 'create-owner', '--email', email, '--workspace', created.json.workspace.id);
+    expect(again.code).to.equal(1);
+    expect(again.stderr).to.match(/already exists/);
+  });
+
   it('creates a workspace with credits, a key with quotas, tops up and reports the balance', async () => {
     const ws = await gateway('workspace', 'create', '--name', 'Acme', '--credits', '12.5');
     expect(ws.code, ws.stderr).to.equal(0);

@@ -1,0 +1,182 @@
+/**
+ * The web app's own endpoints under /api (session cookie, same-origin only for every state change):
+ *   GET  /api/auth/captcha             a proof-of-work challenge for the ALTCHA widget
+ *   POST /api/auth/signup              {email, password, name?, altcha}: account + own workspace; sends the verification e-mail
+ *   POST /api/auth/verify              {token}: confirms the address and signs in
+ *   POST /api/auth/resend              {email}: a new verification e-mail (202 whether or not the account exists)
+ *   POST /api/auth/signin              {email, password}: throttled per account and address
+ *   POST /api/auth/signout             this session; /api/auth/signout-all: every session of the account
+ *   POST /api/auth/forgot              {email}: a password reset e-mail (202 always)
+ *   POST /api/auth/reset               {token, password}: new password, every session ends
+ *   GET  /api/me                       the person (null when signed out), their workspaces, their role and permissions in the active one
+ *   POST /api/workspaces               {name}: a new workspace (the caller owns it) and switch to it
+ *   POST /api/workspaces/switch        {workspace_id}
+ *   GET  /api/invites/:token           what an invitation link offers
+ *   POST /api/invites/accept           {token}
+ *   POST /api/contact                  {email, message, altcha}
+ *   GET  /api/permissions              the permission matrix
+ */
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { AppDeps, GatewayState } from '../http/context';
+import { readJsonBody } from '../http/body';
+import { ipLimitMiddleware } from '../http/ip-limit';
+import { clearSessionCookie, currentSession, ownOrigin, requireSameOrigin, requireSession, setSessionCookie } from '../http/session';
+import { createSession, createUser, endAllSessions, endSession, issueUserToken, normalizeEmail, resetPassword, signIn, userByEmail, verifyEmail } from '../../domain/accounts';
+import { accountMailer, mailText } from '../../domain/account-mail';
+import { newCaptchaChallenge, verifyCaptcha, type CaptchaSettings } from '../../domain/captcha';
+import { acceptInvitation, createWorkspaceWithOwner, memberRole, previewInvitation, workspacesOfUser } from '../../domain/members';
+import { PERMISSIONS, permissionsOf } from '../../domain/permissions';
+import { audit } from '../../domain/audit';
+import { InvalidRequestError, PermissionDeniedError } from '../../core/errors';
+
+export function accountsRouter(deps: AppDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>({ prefix: '/api' });
+  const mailer = accountMailer({ smtpUrl: deps.config.smtpUrl ?? null, from: deps.config.smtpFrom }, deps.log);
+  const captcha: CaptchaSettings = { secret: deps.config.captchaSecret, cost: deps.config.captchaCost, maxCounter: deps.config.captchaMaxCounter };
+  const link = (ctx: Koa.Context, path: string) => `${deps.config.publicUrl ?? ownOrigin(ctx)}${path}`;
+  const body = (ctx: Koa.Context) => readJsonBody(ctx, 64 * 1024);
+
+  router.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
+  router.use(async (ctx, next) => {
+    requireSameOrigin(ctx);
+    ctx.set('cache-control', 'no-store');
+    await next();
+  });
+
+  router.get('/auth/captcha', async (ctx) => {
+    ctx.body = await newCaptchaChallenge(captcha);
+  });
+
+  router.post('/auth/signup', async (ctx) => {
+    const b = await body(ctx);
+    const email = normalizeEmail(b.email);
+    await verifyCaptcha(deps.db, captcha, b.altcha);
+    const user = await createUser(deps.db, { email, password: b.password as string, name: typeof b.name === 'string' ? b.name : undefined, actor: 'signup' });
+    await createWorkspaceWithOwner(deps.db, { name: `${user.name}'s workspace`, userId: user.id });
+    const token = await issueUserToken(deps.db, user.id, 'verify_email');
+    const mail = mailText.verify(link(ctx, `/verify?token=${token}`));
+    await mailer.send(user.email, mail.subject, mail.text);
+    ctx.status = 201;
+    ctx.body = { object: 'user', id: user.id, email: user.email, name: user.name, email_verified: false };
+  });
+
+  router.post('/auth/verify', async (ctx) => {
+    const user = await verifyEmail(deps.db, (await body(ctx)).token);
+    const session = await createSession(deps.db, user.id);
+    setSessionCookie(ctx, session.token);
+    ctx.body = { object: 'user', id: user.id, email: user.email, name: user.name, email_verified: true };
+  });
+
+  router.post('/auth/resend', async (ctx) => {
+    const user = await userByEmail(deps.db, normalizeEmail((await body(ctx)).email));
+    if (user && !user.emailVerified) {
+      const mail = mailText.verify(link(ctx, `/verify?token=${await issueUserToken(deps.db, user.id, 'verify_email')}`));
+      await mailer.send(user.email, mail.subject, mail.text);
+    }
+    ctx.status = 202;
+    ctx.body = { sent: true };
+  });
+
+  router.post('/auth/signin', async (ctx) => {
+    const b = await body(ctx);
+    const signedIn = await signIn(deps.db, { email: b.email, password: b.password, ip: ctx.ip });
+    setSessionCookie(ctx, signedIn.token);
+    ctx.body = { object: 'user', id: signedIn.user.id, email: signedIn.user.email, name: signedIn.user.name, email_verified: true };
+  });
+
+  router.post('/auth/signout', async (ctx) => {
+    const signedIn = await requireSession(ctx, deps.db);
+    await endSession(deps.db, signedIn.sessionId);
+    clearSessionCookie(ctx);
+    ctx.body = { signed_out: 1 };
+  });
+
+  router.post('/auth/signout-all', async (ctx) => {
+    const signedIn = await requireSession(ctx, deps.db);
+    const ended = await endAllSessions(deps.db, signedIn.user.id);
+    clearSessionCookie(ctx);
+    ctx.body = { signed_out: ended };
+  });
+
+  router.post('/auth/forgot', async (ctx) => {
+    const user = await userByEmail(deps.db, normalizeEmail((await body(ctx)).email));
+    if (user) {
+      const mail = mailText.reset(link(ctx, `/reset?token=${await issueUserToken(deps.db, user.id, 'reset_password')}`));
+      await mailer.send(user.email, mail.subject, mail.text);
+    }
+    ctx.status = 202;
+    ctx.body = { sent: true };
+  });
+
+  router.post('/auth/reset', async (ctx) => {
+    const b = await body(ctx);
+    const user = await resetPassword(deps.db, b.token, b.password);
+    ctx.body = { object: 'user', id: user.id, email: user.email, name: user.name, email_verified: true };
+  });
+
+  // Signed out is an answer here, not an error: the app asks on every load.
+  router.get('/me', async (ctx) => {
+    const signedIn = await currentSession(ctx, deps.db);
+    if (!signedIn) {
+      ctx.body = { user: null, workspaces: [], workspace: null };
+      return;
+    }
+    const workspaces = await workspacesOfUser(deps.db, signedIn.user.id);
+    const active = workspaces.find((w) => w.id === signedIn.workspaceId) ?? null;
+    ctx.body = {
+      user: { id: signedIn.user.id, email: signedIn.user.email, name: signedIn.user.name },
+      workspaces: workspaces.map((w) => ({ id: w.id, name: w.name, role: w.role, plan: w.planId })),
+      workspace: active && { id: active.id, name: active.name, role: active.role, plan: active.planId, permissions: permissionsOf(active.role) },
+    };
+  });
+
+  router.post('/workspaces', async (ctx) => {
+    const signedIn = await requireSession(ctx, deps.db);
+    const b = await body(ctx);
+    const workspace = await createWorkspaceWithOwner(deps.db, { name: typeof b.name === 'string' ? b.name : '', userId: signedIn.user.id });
+    await deps.db('sessions').where({ id: signedIn.sessionId }).update({ workspace_id: workspace.id });
+    ctx.status = 201;
+    ctx.body = { id: workspace.id, name: workspace.name, role: 'owner', plan: workspace.planId };
+  });
+
+  router.post('/workspaces/switch', async (ctx) => {
+    const signedIn = await requireSession(ctx, deps.db);
+    const workspaceId = (await body(ctx)).workspace_id;
+    if (typeof workspaceId !== 'string') throw new InvalidRequestError('workspace_id is required', { param: 'workspace_id' });
+    const role = await memberRole(deps.db, workspaceId, signedIn.user.id);
+    if (!role) throw new PermissionDeniedError('You are not a member of that workspace.', { code: 'not_a_member' });
+    await deps.db('sessions').where({ id: signedIn.sessionId }).update({ workspace_id: workspaceId });
+    ctx.body = { workspace_id: workspaceId, role };
+  });
+
+  router.get('/invites/:token', async (ctx) => {
+    const invite = await previewInvitation(deps.db, ctx.params.token);
+    ctx.body = { object: 'organization.invite', email: invite.email, role: invite.role, status: invite.status, workspace: { id: invite.workspaceId, name: invite.workspaceName }, expires_at: invite.expiresAt };
+  });
+
+  router.post('/invites/accept', async (ctx) => {
+    const signedIn = await requireSession(ctx, deps.db);
+    const joined = await acceptInvitation(deps.db, { token: (await body(ctx)).token, userId: signedIn.user.id, email: signedIn.user.email });
+    await deps.db('sessions').where({ id: signedIn.sessionId }).update({ workspace_id: joined.workspaceId });
+    ctx.body = { workspace_id: joined.workspaceId, role: joined.role };
+  });
+
+  router.post('/contact', async (ctx) => {
+    const b = await body(ctx);
+    const email = normalizeEmail(b.email);
+    const message = typeof b.message === 'string' ? b.message.trim() : '';
+    if (!message || message.length > 5000) throw new InvalidRequestError('Write a message of up to 5000 characters.', { param: 'message' });
+    await verifyCaptcha(deps.db, captcha, b.altcha);
+    const [row] = await deps.db('contact_messages').insert({ email, message }, ['id']);
+    await audit(deps.db, { workspaceId: null, actor: `contact:${email}`, action: 'contact.message', subjectType: 'contact_message', subjectId: String(row.id) });
+    ctx.status = 201;
+    ctx.body = { received: true };
+  });
+
+  router.get('/permissions', (ctx) => {
+    ctx.body = { object: 'permission_matrix', permissions: PERMISSIONS };
+  });
+
+  return router;
+}

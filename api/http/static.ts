@@ -1,0 +1,33 @@
+/**
+ * The web app: vite's build output served from the same process. Files under /assets are content-hashed
+ * and cached for a year; any other GET that is not the API (/v1, /api, /health) gets index.html, so the
+ * app's own routes (/settings/keys, /verify?token=...) load on a refresh or from an e-mail link.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type Koa from 'koa';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json', '.woff2': 'font/woff2', '.txt': 'text/plain; charset=utf-8',
+};
+
+const API_PATHS = /^\/(v1|api|health)(\/|$)/;
+
+export function webAppMiddleware(webDir: string): Koa.Middleware {
+  const root = path.resolve(webDir);
+  return async (ctx, next) => {
+    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || API_PATHS.test(ctx.path)) return next();
+    const index = path.join(root, 'index.html');
+    if (!fs.existsSync(index)) return next();
+    const requested = path.resolve(root, `.${decodeURIComponent(ctx.path)}`);
+    const isFile = requested.startsWith(`${root}${path.sep}`) && fs.statSync(requested, { throwIfNoEntry: false })?.isFile();
+    const file = isFile ? requested : index;
+    if (!isFile && path.extname(ctx.path)) return next(); // a missing asset is a 404, not the app
+    ctx.type = TYPES[path.extname(file)] ?? 'application/octet-stream';
+    ctx.set('cache-control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+    ctx.set('x-content-type-options', 'nosniff');
+    if (file === index) ctx.set('x-frame-options', 'DENY');
+    ctx.body = fs.createReadStream(file);
+  };
+}

@@ -1,0 +1,50 @@
+import type { ReactNode } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api } from '../../api';
+import { Link, navigate, useLocation } from '../../router';
+import { useCan, useMe } from '../../session';
+import { WorkspaceSwitcher } from './WorkspaceSwitcher';
+
+/** Settings pages and the permission each needs; a page the role may not see is not in the menu. */
+export const SETTINGS_PAGES: Array<{ path: string; label: string; permission: string }> = [
+  { path: '/settings/members', label: 'Members', permission: 'members.read' },
+  { path: '/settings/keys', label: 'API keys', permission: 'api_keys.read' },
+  { path: '/settings/billing', label: 'Billing', permission: 'billing.read' },
+  { path: '/settings/alerts', label: 'Budget alerts', permission: 'budget_alerts.manage' },
+  { path: '/settings/fallbacks', label: 'Fallback chains', permission: 'members.read' },
+  { path: '/settings/models', label: 'Models', permission: 'members.read' },
+];
+
+export function SettingsLayout({ children }: { children: ReactNode }) {
+  const me = useMe().data!;
+  const can = useCan();
+  const { path } = useLocation();
+  const client = useQueryClient();
+  const signOut = useMutation({
+    mutationFn: api.signOut,
+    onSuccess: () => {
+      client.clear();
+      navigate('/sign-in');
+    },
+  });
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <span className="brand">Model Gateway</span>
+        <WorkspaceSwitcher />
+        <span className="muted">{me.user?.email} · {me.workspace?.role}</span>
+        <button type="button" className="secondary" onClick={() => signOut.mutate()}>Sign out</button>
+      </header>
+      <div className="body">
+        <nav className="sidebar" aria-label="Settings">
+          <ul>
+            {SETTINGS_PAGES.filter((p) => can(p.permission)).map((p) => (
+              <li key={p.path}><Link to={p.path} aria-current={path === p.path ? 'page' : undefined}>{p.label}</Link></li>
+            ))}
+          </ul>
+        </nav>
+        <main className="content">{children}</main>
+      </div>
+    </div>
+  );
+}

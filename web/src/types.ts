@@ -1,0 +1,130 @@
+/** Shapes of the gateway's JSON responses, as the app reads them. */
+export type Role = 'owner' | 'admin' | 'developer' | 'billing' | 'viewer';
+export const ROLES: Role[] = ['owner', 'admin', 'developer', 'billing', 'viewer'];
+
+export interface List<T> {
+  object: 'list';
+  data: T[];
+}
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  email_verified: boolean;
+}
+
+export interface Me {
+  /** null: signed out */
+  user: { id: string; email: string; name: string } | null;
+  workspaces: Array<{ id: string; name: string; role: Role; plan: string | null }>;
+  workspace: { id: string; name: string; role: Role; plan: string | null; permissions: string[] } | null;
+}
+
+export interface Invite {
+  id: string;
+  email: string;
+  role: Role;
+  status: 'pending' | 'accepted' | 'expired' | 'revoked';
+  invited_at: number;
+  expires_at: number;
+}
+
+export interface KeyPreset {
+  id: string;
+  name: string;
+  rpm: number | null;
+  daily_tokens: number | null;
+  models: string[] | null;
+  cost_cap: number | null;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  redacted_value: string;
+  role: Role;
+  preset: string | null;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+  owner: { type: 'user' | 'operator'; user: { id: string; email: string; name: string } | null };
+  quotas: { rpm: number | null; daily_tokens: number | null; models: string[] | null; cost_cap: number | null };
+  usage: { requests: number; credits: number };
+}
+
+export interface CreatedKey extends ApiKey {
+  value: string;
+}
+
+export interface Balance {
+  cycle: string;
+  balance: number;
+  plan_credits: number;
+  topup_credits: number;
+  spent_this_cycle: number;
+  plan: { id: string; name: string; monthly_credits: number; rollover: boolean; rollover_cap: number | null } | null;
+}
+
+export interface LedgerEntry {
+  id: number;
+  kind: string;
+  credits: number;
+  source: 'plan' | 'topup' | null;
+  model: string | null;
+  api_key_id: string | null;
+  created_at: number;
+}
+
+interface Bucket<R> {
+  start_time: number;
+  end_time: number;
+  results: R[];
+}
+export interface UsageResult {
+  input_tokens: number;
+  output_tokens: number;
+  num_model_requests: number;
+  credits: number;
+  model: string | null;
+  api_key_id: string | null;
+  user_id: string | null;
+}
+export interface UsagePage {
+  data: Array<Bucket<UsageResult>>;
+}
+export interface CostPage {
+  data: Array<Bucket<{ amount: { value: number; currency: string }; model: string | null; api_key_id: string | null; user_id: string | null }>>;
+}
+
+export interface BudgetAlert {
+  id: string;
+  threshold_type: 'credits' | 'percent';
+  threshold: number;
+  enabled: boolean;
+  channels: { email?: { to: string[] }; webhook?: { url: string } };
+}
+
+export interface FallbackChain {
+  model: string;
+  chain: string[];
+}
+
+export interface Model {
+  id: string;
+  name: string;
+  provider: string;
+  modality: string;
+  available: boolean;
+  pricing: Record<string, unknown>;
+  allowedParams: Record<string, unknown>;
+  context_window: number | null;
+}
+
+export interface AuditEntry {
+  id: string;
+  type: string;
+  effective_at: number;
+  actor: string;
+  subject: { type: string; id: string };
+}

@@ -1,0 +1,63 @@
+/** Small building blocks shared by the pages: states (loading, empty, error), fields, tables, dates. */
+import { useId, type ReactNode, type InputHTMLAttributes, type SelectHTMLAttributes } from 'react';
+import { ApiError } from './api';
+
+export function Loading({ what }: { what: string }) {
+  return <p className="muted" role="status" aria-live="polite">Loading {what}…</p>;
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <p className="empty">{children}</p>;
+}
+
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  const message = error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
+  return <p className="error" role="alert">{message}</p>;
+}
+
+export function Field({ label, hint, ...input }: InputHTMLAttributes<HTMLInputElement> & { label: string; hint?: string }) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} {...input} />
+      {hint && <small className="muted">{hint}</small>}
+    </div>
+  );
+}
+
+export function Select({ label, options, ...select }: SelectHTMLAttributes<HTMLSelectElement> & { label: string; options: Array<{ value: string; label: string }> }) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} {...select}>
+        {options.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
+      </select>
+    </div>
+  );
+}
+
+export function Table({ caption, head, children }: { caption: string; head: string[]; children: ReactNode }) {
+  return (
+    <table>
+      <caption>{caption}</caption>
+      <thead><tr>{head.map((h) => <th key={h} scope="col">{h}</th>)}</tr></thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}
+
+export function Section({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+  return (
+    <section className="card" aria-label={title}>
+      <header className="card-head"><h2>{title}</h2>{actions}</header>
+      {children}
+    </section>
+  );
+}
+
+export const when = (seconds: number | null) => (seconds ? new Date(seconds * 1000).toLocaleString() : '—');
+export const day = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
+export const credits = (n: number) => n.toLocaleString(undefined, { maximumFractionDigits: 6 });
