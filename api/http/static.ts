@@ -12,7 +12,8 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json', '.woff2': 'font/woff2', '.txt': 'text/plain; charset=utf-8',
 };
 
-const API_PATHS = /^\/(v1|api|health)(\/|$)/;
+/** Paths the server answers itself (API, operators' endpoints), never the app's index. */
+const API_PATHS = /^\/(v1|api|health|healthz|codec|metrics)(\/|$)/;
 
 export function webAppMiddleware(webDir: string): Koa.Middleware {
   const root = path.resolve(webDir);
@@ -20,7 +21,14 @@ export function webAppMiddleware(webDir: string): Koa.Middleware {
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || API_PATHS.test(ctx.path)) return next();
     const index = path.join(root, 'index.html');
     if (!fs.existsSync(index)) return next();
-    const requested = path.resolve(root, `.${decodeURIComponent(ctx.path)}`);
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(ctx.path);
+    } catch {
+      return next(); // not a path any file of the app has
+    }
+    if (decoded.includes('\0')) return next();
+    const requested = path.resolve(root, `.${decoded}`);
     const isFile = requested.startsWith(`${root}${path.sep}`) && fs.statSync(requested, { throwIfNoEntry: false })?.isFile();
     const file = isFile ? requested : index;
     if (!isFile && path.extname(ctx.path)) return next(); // a missing asset is a 404, not the app
