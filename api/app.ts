@@ -1,6 +1,6 @@
 /**
  * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
- * path: request id -> error mapping -> per-IP safety net -> auth -> routes.
+ * path: request id -> error mapping -> input checks (path and query) -> per-IP safety net -> auth -> routes.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -9,6 +9,7 @@ import { errorMiddleware } from './http/errors';
 import { requestIdMiddleware } from './http/request-id';
 import { ipLimitMiddleware } from './http/ip-limit';
 import { authMiddleware } from './http/auth';
+import { rejectControlCharacters } from './http/input-checks';
 import { healthRouter } from './system/health';
 import { modelsRouter } from './models/routes';
 import { pingRouter } from './system/ping';
@@ -34,6 +35,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   app.use(health.routes());
 
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
+  v1.use(rejectControlCharacters());
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
   for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps)]) {
