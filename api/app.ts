@@ -1,6 +1,7 @@
 /**
  * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
- * path: request id -> error mapping -> input checks (path and query) -> per-IP safety net -> auth -> routes.
+ * path: request id -> error mapping -> input checks (path and query) -> per-IP safety net -> auth ->
+ * permission guard (domain/permissions.ts) -> routes.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -10,6 +11,7 @@ import { requestIdMiddleware } from './http/request-id';
 import { ipLimitMiddleware } from './http/ip-limit';
 import { authMiddleware } from './http/auth';
 import { rejectControlCharacters } from './http/input-checks';
+import { requirePermission } from './http/permissions';
 import { healthRouter } from './system/health';
 import { modelsRouter } from './models/routes';
 import { pingRouter } from './system/ping';
@@ -38,21 +40,31 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   v1.use(rejectControlCharacters());
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
-  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps)]) {
+  const routers = v1Routers(deps);
+  for (const router of routers.resources) {
     v1.use(router.routes(), router.allowedMethods());
   }
-  // Billing and budget alerts (role-guarded inside).
-  for (const router of [billingRouter(deps), budgetAlertsRouter(deps)]) {
-    v1.use(router.routes(), router.allowedMethods());
-  }
-  // Model endpoints (and only they) count against the key's quotas.
+  // Model endpoints (and only they) spend credits and count against the key's quotas; a role that may not
+  // use models is refused before its request counts. Mounted last: the group's middleware is mounted bare,
+  // so only routes after it (its own) reach it.
   const modelEndpoints = new Router<GatewayState>();
+  modelEndpoints.use(requirePermission('models.use'));
   modelEndpoints.use(keyQuotaMiddleware(deps.db));
-  for (const router of [chatRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)]) {
+  for (const router of routers.modelEndpoints) {
     modelEndpoints.use(router.routes(), router.allowedMethods());
   }
   v1.use(modelEndpoints.routes(), modelEndpoints.allowedMethods());
   app.use(v1.routes());
   app.use(v1.allowedMethods());
   return app;
+}
+
+/** The `/v1` routers: workspace resources (each route guarded by its own permission) and the model endpoints. */
+export function v1Routers(deps: AppDeps): { resources: Router<GatewayState>[]; modelEndpoints: Router<GatewayState>[] } {
+  return {
+    resources: [
+      modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), billingRouter(deps), budgetAlertsRouter(deps),
+    ],
+    modelEndpoints: [chatRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)],
+  };
 }

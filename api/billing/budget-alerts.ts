@@ -1,30 +1,25 @@
 /**
- * Budget alerts for the workspace's admins (keys with role owner, admin or billing):
+ * Budget alerts (roles with `budget_alerts.manage`: owner, admin and billing):
  *   GET    /v1/budget/alerts        list
  *   POST   /v1/budget/alerts        create `{threshold_type, threshold, channels: {email?: {to}, webhook?: {url}}}`
  *   DELETE /v1/budget/alerts/:id    delete
  */
 import Router from '@koa/router';
 import { budgetAlertView, createBudgetAlert, deleteBudgetAlert, listBudgetAlerts } from '../../domain/budget-alerts';
-import type { Role } from '../../domain/workspaces';
 import type { AppDeps, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
-import { requireRole } from '../http/roles';
+import { requirePermission } from '../http/permissions';
 import { validateBudgetAlertBody } from './budget-alerts-body';
-
-export const BUDGET_ALERT_ROLES: readonly Role[] = ['owner', 'admin', 'billing'];
 
 export function budgetAlertsRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
 
-  router.get('/budget/alerts', async (ctx) => {
-    requireRole(ctx, BUDGET_ALERT_ROLES);
+  router.get('/budget/alerts', requirePermission('budget_alerts.manage'), async (ctx) => {
     const alerts = await listBudgetAlerts(deps.db, ctx.state.auth.workspaceId);
     ctx.body = { object: 'list', data: alerts.map(budgetAlertView) };
   });
 
-  router.post('/budget/alerts', async (ctx) => {
-    requireRole(ctx, BUDGET_ALERT_ROLES);
+  router.post('/budget/alerts', requirePermission('budget_alerts.manage'), async (ctx) => {
     const body = validateBudgetAlertBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
     const alert = await createBudgetAlert(deps.db, {
       workspaceId: ctx.state.auth.workspaceId, thresholdType: body.threshold_type, threshold: body.threshold, channels: body.channels,
@@ -34,8 +29,7 @@ export function budgetAlertsRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = budgetAlertView(alert);
   });
 
-  router.delete('/budget/alerts/:alertId', async (ctx) => {
-    requireRole(ctx, BUDGET_ALERT_ROLES);
+  router.delete('/budget/alerts/:alertId', requirePermission('budget_alerts.manage'), async (ctx) => {
     const { id, deleted } = await deleteBudgetAlert(deps.db, { workspaceId: ctx.state.auth.workspaceId, alertId: ctx.params.alertId, actor: `key:${ctx.state.auth.keyId}` });
     ctx.body = { id, object: 'budget_alert', deleted };
   });

@@ -1,5 +1,5 @@
 /**
- * Billing for the workspace's billing admins (keys with role owner or billing):
+ * Billing (roles with `billing.read` / `billing.manage`: owner and billing):
  *   GET  /v1/billing/balance  credits by source, the plan, and this cycle's spend
  *   POST /v1/billing/topups   `{credits}` with a required Idempotency-Key; topups never expire
  */
@@ -10,25 +10,20 @@ import { cycleOf } from '../../domain/billing-cycle';
 import { InvalidRequestError } from '../../core/errors';
 import { topUp } from '../../domain/ledger';
 import { creditsToMicro } from '../../core/money';
-import type { Role } from '../../domain/workspaces';
 import type { AppDeps, GatewayState } from '../http/context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
 import { readJsonBody } from '../http/body';
-import { requireRole } from '../http/roles';
+import { requirePermission } from '../http/permissions';
 import { validateTopupBody } from './body';
-
-export const BILLING_ROLES: readonly Role[] = ['owner', 'billing'];
 
 export function billingRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
 
-  router.get('/billing/balance', async (ctx) => {
-    requireRole(ctx, BILLING_ROLES);
+  router.get('/billing/balance', requirePermission('billing.read'), async (ctx) => {
     ctx.body = await billingSummary(deps.db, { workspaceId: ctx.state.auth.workspaceId, cycle: cycleOf(new Date()) });
   });
 
-  router.post('/billing/topups', async (ctx) => {
-    requireRole(ctx, BILLING_ROLES);
+  router.post('/billing/topups', requirePermission('billing.manage'), async (ctx) => {
     const body = validateTopupBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
     const key = readIdempotencyKey(ctx.get('idempotency-key'));
     if (!key) {
