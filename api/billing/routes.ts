@@ -37,7 +37,9 @@ export function billingRouter(deps: AppDeps): Router<GatewayState> {
     } catch {
       amountMicro = 0;
     }
-    if (amountMicro <= 0) throw new InvalidRequestError('credits must be a positive amount (at least 0.000001).', { param: 'credits' });
+    if (amountMicro <= 0) {
+      throw new InvalidRequestError('credits must be a positive amount with at most 6 decimals (at least 0.000001); amounts are never rounded.', { param: 'credits' });
+    }
     const { workspaceId, keyId } = ctx.state.auth;
     const claim = await claimIdempotencyKey(deps.db, { workspaceId, scope: 'billing.topups', key, bodyHash: sha256(canonicalJson(body)), prefix: 'topup' });
     const actor = `key:${keyId}`;

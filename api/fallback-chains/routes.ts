@@ -19,7 +19,7 @@ const validateChainBody = compileSchema<{ chain: string[] }>({
 
 export function fallbackChainsRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
-  const knownModel = async (slug: string) => Boolean(await deps.catalog.get(slug));
+  const modalityOf = async (slug: string) => (await deps.catalog.get(slug))?.modality ?? null;
 
   router.get('/fallback-chains', requirePermission('settings.read'), async (ctx) => {
     const chains = await listFallbackChains(deps.db, ctx.state.auth.workspaceId);
@@ -29,12 +29,12 @@ export function fallbackChainsRouter(deps: AppDeps): Router<GatewayState> {
   router.put('/fallback-chains/:model', requirePermission('settings.manage'), async (ctx) => {
     const body = validateChainBody(await readJsonBody(ctx, 64 * 1024));
     if (body.chain.length === 0) throw new InvalidRequestError('A chain needs at least one model; DELETE removes a chain.', { param: 'chain' });
-    const saved = await setFallbackChain(deps.db, { workspaceId: ctx.state.auth.workspaceId, sourceModel: ctx.params.model, chain: body.chain, actor: ctx.state.auth.keyId, knownModel });
+    const saved = await setFallbackChain(deps.db, { workspaceId: ctx.state.auth.workspaceId, sourceModel: ctx.params.model, chain: body.chain, actor: ctx.state.auth.keyId, modalityOf });
     ctx.body = { object: 'fallback_chain', ...saved };
   });
 
   router.delete('/fallback-chains/:model', requirePermission('settings.manage'), async (ctx) => {
-    await setFallbackChain(deps.db, { workspaceId: ctx.state.auth.workspaceId, sourceModel: ctx.params.model, chain: [], actor: ctx.state.auth.keyId, knownModel });
+    await setFallbackChain(deps.db, { workspaceId: ctx.state.auth.workspaceId, sourceModel: ctx.params.model, chain: [], actor: ctx.state.auth.keyId, modalityOf });
     ctx.body = { object: 'fallback_chain', model: ctx.params.model, deleted: true };
   });
 
