@@ -6,7 +6,7 @@ import { activityInfo, Context } from '@temporalio/activity';
 import { cycleOf } from '../domain/billing-cycle';
 import { alertPresence } from '../domain/budget-alerts';
 import { dueAlertDeliveries, type DueDelivery } from '../domain/budget-evaluation';
-import { deliverBudgetAlert, type DeliveryOutcome } from '../domain/alert-delivery';
+import { deliverBudgetAlert, recordGivenUpDelivery, type DeliveryOutcome } from '../domain/alert-delivery';
 import { WorkspaceIdKey } from '../workflows/contracts';
 import { budgetWatcherId, SPEND_CHANGED_SIGNAL, type SpendChanged } from '../workflows/contracts';
 import type { ActivityDeps } from './deps';
@@ -22,12 +22,19 @@ export function createBudgetActivities(deps: ActivityDeps) {
     },
 
     async evaluateBudgetAlerts(input: { workspaceId: string; cycle: string }): Promise<{ spendMicro: number; due: DueDelivery[] }> {
-      return dueAlertDeliveries(deps.db, input);
+      const { spendMicro, due } = await dueAlertDeliveries(deps.db, input);
+      const giveUpAfterMs = deps.notifications?.deliveryGiveUpMs;
+      return { spendMicro, due: giveUpAfterMs ? due.map((d) => ({ ...d, giveUpAfterMs })) : due };
     },
 
     /** Throws on a failed send (SMTP down, webhook non-2xx): the retry policy tries again. */
     async deliverBudgetAlert(input: DueDelivery): Promise<DeliveryOutcome> {
       return deliverBudgetAlert(deps.db, input, email, { allowPrivateAddresses: deps.notifications?.allowPrivateWebhooks ?? false });
+    },
+
+    /** The delivery's retries ran out of time: the alert shows it as failed. */
+    async recordGivenUpBudgetAlertDelivery(input: { delivery: DueDelivery; reason: string }): Promise<void> {
+      await recordGivenUpDelivery(deps.db, input.delivery, input.reason);
     },
   };
 }

@@ -9,8 +9,11 @@ export interface ActivityDeps {
   catalog: ModelCatalog;
   storage: ObjectStorage;
   providers: ProviderRegistry;
-  /** Where budget alert e-mails go out (absent: e-mail alerts retry until SMTP is configured). */
-  notifications?: { smtpUrl: string | null; emailFrom: string; allowPrivateWebhooks?: boolean };
+  /**
+   * Where budget alert e-mails go out (absent: e-mail alerts retry until SMTP is configured), and how long a
+   * delivery retries before it is given up (default DEFAULT_DELIVERY_GIVE_UP_MS).
+   */
+  notifications?: { smtpUrl: string | null; emailFrom: string; allowPrivateWebhooks?: boolean; deliveryGiveUpMs?: number };
   /** The activities' clock (tests inject one); defaults to the system clock. */
   clock?: () => Date;
 }

@@ -121,7 +121,8 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
       } catch (err) {
         if (!sink.clientGone) {
           ending = 'upstream_error';
-          const gw = err instanceof GatewayError ? err : new UpstreamError(String(err), { kind: 'network', provider: record.provider });
+          // An untyped failure's own text (a stack's wording, an address) is not the client's to read.
+          const gw = err instanceof GatewayError ? err : new UpstreamError('The model stream broke off.', { kind: 'network', provider: record.provider });
           error = gw.message;
           writer.fail(gw);
         }

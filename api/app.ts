@@ -1,7 +1,8 @@
 /**
  * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
- * path: request id -> error mapping -> per-IP safety net -> auth -> routes. The web app's files and its
- * /api session endpoints sit beside /v1.
+ * path: request id -> error mapping -> input checks (path and query) -> per-IP safety net -> auth ->
+ * permission guard (domain/permissions.ts) -> routes. The web app's files and its /api session endpoints
+ * sit beside /v1.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -13,6 +14,8 @@ import { authMiddleware, keyKindGuard } from './http/auth';
 import { accountsRouter } from './accounts/routes';
 import { organizationRouter } from './organization/routes';
 import { webAppMiddleware } from './http/static';
+import { rejectControlCharacters } from './http/input-checks';
+import { requirePermission } from './http/permissions';
 import { healthRouter } from './system/health';
 import { modelsRouter } from './models/routes';
 import { pingRouter } from './system/ping';
@@ -50,24 +53,36 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   app.use(accounts.allowedMethods());
 
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
+  v1.use(rejectControlCharacters());
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
   v1.use(keyKindGuard());
-  for (const router of [organizationRouter(deps), modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), storedResponsesRouter(deps)]) {
+  const routers = v1Routers(deps);
+  for (const router of routers.resources) {
     v1.use(router.routes(), router.allowedMethods());
   }
-  // Billing and budget alerts (role-guarded inside).
-  for (const router of [billingRouter(deps), budgetAlertsRouter(deps)]) {
-    v1.use(router.routes(), router.allowedMethods());
-  }
-  // Model endpoints (and only they) count against the key's quotas.
+  // Model endpoints (and only they) spend credits and count against the key's quotas; a role that may not
+  // use models is refused before its request counts. Mounted last: the group's middleware is mounted bare,
+  // so only routes after it (its own) reach it.
   const modelEndpoints = new Router<GatewayState>();
+  modelEndpoints.use(requirePermission('models.use'));
   modelEndpoints.use(keyQuotaMiddleware(deps.db));
-  for (const router of [chatRouter(deps), responsesRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)]) {
+  for (const router of routers.modelEndpoints) {
     modelEndpoints.use(router.routes(), router.allowedMethods());
   }
   v1.use(modelEndpoints.routes(), modelEndpoints.allowedMethods());
   app.use(v1.routes());
   app.use(v1.allowedMethods());
   return app;
+}
+
+/** The `/v1` routers: workspace resources (each route guarded by its own permission) and the model endpoints. */
+export function v1Routers(deps: AppDeps): { resources: Router<GatewayState>[]; modelEndpoints: Router<GatewayState>[] } {
+  return {
+    resources: [
+      organizationRouter(deps), modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps),
+      storedResponsesRouter(deps), billingRouter(deps), budgetAlertsRouter(deps),
+    ],
+    modelEndpoints: [chatRouter(deps), responsesRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)],
+  };
 }

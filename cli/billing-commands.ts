@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config/env';
 import { AesGcmPayloadCodec, gatewayDataConverter, resolveCodecKeys } from '../infra/payload-codec';
 import { cycleOf, isCycle } from '../domain/billing-cycle';
-import { budgetAlertView, createBudgetAlert, deleteBudgetAlert, listBudgetAlerts, type AlertChannels } from '../domain/budget-alerts';
+import { budgetAlertView, budgetAlertViews, createBudgetAlert, deleteBudgetAlert, type AlertChannels } from '../domain/budget-alerts';
 import { microToCredits } from '../core/money';
 import { listPlans, setWorkspacePlan } from '../domain/plans';
 import { MONTHLY_GRANT_SCHEDULE_ID, runGrantCycle } from '../worker/grant-schedule';
@@ -87,14 +87,14 @@ export const BILLING_COMMANDS: Record<string, Command> = {
     if (f.webhook) channels.webhook = { url: f.webhook as string };
     const alert = await createBudgetAlert(db, {
       workspaceId: f.workspace as string, thresholdType: f.credits !== undefined ? 'credits' : 'percent',
-      threshold: (f.credits ?? f.percent) as number, channels, actor: 'cli',
+      threshold: (f.credits ?? f.percent) as number, channels, actor: 'cli', webhooks: { allowPrivateAddresses: loadConfig().allowPrivateWebhooks },
     });
     return budgetAlertView(alert);
   },
 
   'alerts list': async (db, argv) => {
     const f = parseFlags(argv, { workspace: { type: 'string', required: true } });
-    return { data: (await listBudgetAlerts(db, f.workspace as string)).map(budgetAlertView) };
+    return { data: await budgetAlertViews(db, f.workspace as string) };
   },
 
   'alerts delete': async (db, argv) => {

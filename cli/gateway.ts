@@ -87,7 +87,7 @@ const COMMANDS: Record<string, Command> = {
     const f = parseFlags(argv, { workspace: { type: 'string', required: true }, model: { type: 'string', required: true }, chain: { type: 'list', required: true } });
     return setFallbackChain(db, {
       workspaceId: f.workspace as string, sourceModel: f.model as string, chain: f.chain as string[], actor: 'cli',
-      knownModel: async (slug) => Boolean(await db('models').where({ slug, enabled: true }).first('slug')),
+      modalityOf: async (slug) => (await db('models').where({ slug, enabled: true }).first('modality'))?.modality ?? null,
     });
   },
   'fallbacks list': async (db, argv) => {

@@ -40,6 +40,8 @@ export interface GatewayConfig {
   smtpFrom: string;
   /** Let budget-alert webhooks reach loopback/private addresses (local development and tests only). */
   allowPrivateWebhooks: boolean;
+  /** How long a budget alert delivery keeps retrying before it is given up (and shown as failed). */
+  alertDeliveryGiveUpMs: number;
   /** The per-IP safety net: requests per 10 minutes from one address. */
   ipRateLimit: number;
   /**
@@ -101,6 +103,7 @@ const schema = {
     TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
     SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
     ALLOW_PRIVATE_WEBHOOKS: { enum: ['true', 'false', '1', '0'] },
+    ALERT_DELIVERY_GIVE_UP_SECONDS: { type: 'string', pattern: '^[1-9][0-9]*$' },
     SMTP_FROM: { type: 'string', minLength: 3 },
     IP_RATE_LIMIT: { type: 'string', pattern: '^[0-9]+$' },
     GATEWAY_EAGER_START: { enum: ['true', 'false', '1', '0'] },
@@ -168,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     trustProxy: bool(present.TRUST_PROXY, false),
     smtpUrl: present.SMTP_URL,
     allowPrivateWebhooks: bool(present.ALLOW_PRIVATE_WEBHOOKS, false),
+    alertDeliveryGiveUpMs: Number(present.ALERT_DELIVERY_GIVE_UP_SECONDS ?? 24 * 3600) * 1000,
     smtpFrom: present.SMTP_FROM ?? 'Model Gateway <alerts@localhost>',
     ipRateLimit: Number(present.IP_RATE_LIMIT ?? 5000),
     eagerStart: bool(present.GATEWAY_EAGER_START, true),

@@ -5,6 +5,8 @@
  * failed send rolls the row back (so the retry sends), and a second delivery of the same alert waits on the
  * row's unique key until the first commits, then finds it sent. The channel's target is read at send
  * time, so a corrected address or URL is used by the next retry, and a deleted alert stops retrying.
+ * When the retries run out of time, the delivery is recorded as `failed` (recordGivenUpDelivery): the
+ * alert shows it, and the watcher does not start it again in that cycle.
  */
 import type { Knex } from 'knex';
 import { postChatMessage, type WebhookOptions } from '../infra/notify/chat-webhook';
@@ -13,7 +15,7 @@ import { alertChatMessage, alertEmail } from './alert-messages';
 import { toBudgetAlert } from './budget-alerts';
 import type { DueDelivery } from './budget-evaluation';
 
-export type DeliveryOutcome = 'sent' | 'already_sent' | 'alert_removed' | 'channel_removed';
+export type DeliveryOutcome = 'sent' | 'already_sent' | 'alert_removed' | 'channel_removed' | 'given_up';
 
 export async function deliverBudgetAlert(db: Knex, delivery: DueDelivery, email: EmailSettings, webhook: WebhookOptions = {}): Promise<DeliveryOutcome> {
   return db.transaction(async (trx) => {
@@ -31,4 +33,14 @@ export async function deliverBudgetAlert(db: Knex, delivery: DueDelivery, email:
     else await postChatMessage(channels.webhook!.url, alertChatMessage(delivery.payload), webhook);
     return 'sent';
   });
+}
+
+/** Records a delivery whose retries ran out of time as `failed`, with why (nothing when the alert is gone). */
+export async function recordGivenUpDelivery(db: Knex, delivery: DueDelivery, reason: string): Promise<void> {
+  await db.raw(
+    `insert into budget_alert_deliveries (alert_id, cycle, channel, payload, status, error)
+     select ?, ?, ?, ?, 'failed', ? where exists (select 1 from budget_alerts where id = ?)
+     on conflict (alert_id, cycle, channel) do nothing`,
+    [delivery.alertId, delivery.cycle, delivery.channel, JSON.stringify(delivery.payload), reason.slice(0, 500), delivery.alertId],
+  );
 }

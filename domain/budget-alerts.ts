@@ -1,13 +1,18 @@
 /**
  * Budget alerts of a workspace: a threshold (credits spent in the billing cycle, or a percentage of the
  * plan's monthly credits) and the channels it notifies (e-mail, chat webhook). The CLI and the admin
- * routes share these operations.
+ * routes share these operations. A webhook URL is held to the delivery's rules when the alert is created
+ * (public unicast http(s) only, its host name resolved, unless private webhooks are allowed), so a URL
+ * that could never be delivered to is refused at once instead of being retried.
  */
 import type { Knex } from 'knex';
 import { audit } from './audit';
 import { InvalidRequestError, NotFoundError } from '../core/errors';
 import { newId } from '../core/ids';
 import { creditsToMicro, microToCredits } from '../core/money';
+import { hasControlCharacters } from '../core/input-limits';
+import { checkWebhookUrl, type WebhookOptions } from '../infra/notify/chat-webhook';
+import { SafeFetchError } from '../infra/safe-fetch';
 import { getWorkspace } from './workspaces';
 
 export type ThresholdType = 'credits' | 'percent';
@@ -48,8 +53,33 @@ export function toBudgetAlert(row: Record<string, any>): BudgetAlert {
   };
 }
 
-/** The public form (API and CLI): thresholds in credits or percent, never micro-credits. */
-export function budgetAlertView(alert: BudgetAlert) {
+/** One (cycle, channel) delivery of an alert: sent, or given up after its retries ran out of time. */
+export interface AlertDelivery {
+  cycle: string;
+  channel: ChannelName;
+  status: 'sent' | 'failed';
+  /** When it was sent, or given up. */
+  at: Date;
+  error: string | null;
+}
+
+/** The deliveries of these alerts, newest first per alert. */
+export async function alertDeliveries(db: Knex, alertIds: string[]): Promise<Map<string, AlertDelivery[]>> {
+  const rows = alertIds.length === 0 ? [] : await db('budget_alert_deliveries').whereIn('alert_id', alertIds)
+    .orderBy([{ column: 'alert_id' }, { column: 'cycle', order: 'desc' }, { column: 'channel' }])
+    .select('alert_id', 'cycle', 'channel', 'status', 'delivered_at', 'error');
+  const byAlert = new Map<string, AlertDelivery[]>(alertIds.map((id) => [id, []]));
+  for (const row of rows) {
+    byAlert.get(row.alert_id)?.push({ cycle: row.cycle, channel: row.channel, status: row.status, at: new Date(row.delivered_at), error: row.error });
+  }
+  return byAlert;
+}
+
+/**
+ * The public form (API and CLI): thresholds in credits or percent, never micro-credits; with
+ * `deliveries`, what each cycle's deliveries came to.
+ */
+export function budgetAlertView(alert: BudgetAlert, deliveries?: AlertDelivery[]) {
   return {
     id: alert.id,
     object: 'budget_alert' as const,
@@ -59,35 +89,39 @@ export function budgetAlertView(alert: BudgetAlert) {
     channels: alert.channels,
     enabled: alert.enabled,
     created_at: Math.floor(alert.createdAt.getTime() / 1000),
+    ...(deliveries ? { deliveries: deliveries.map(deliveryView) } : {}),
   };
 }
 
-function checkChannels(channels: AlertChannels): AlertChannels {
+function deliveryView(delivery: AlertDelivery) {
+  return { cycle: delivery.cycle, channel: delivery.channel, status: delivery.status, at: Math.floor(delivery.at.getTime() / 1000), error: delivery.error };
+}
+
+async function checkChannels(channels: AlertChannels, webhooks: WebhookOptions): Promise<AlertChannels> {
   const out: AlertChannels = {};
   if (channels.email) {
     const to = [...new Set(channels.email.to.map((a) => a.trim()))];
     if (to.length === 0 || to.length > 20) throw new InvalidRequestError('An e-mail channel sends to 1 to 20 addresses.', { param: 'channels.email.to' });
     to.forEach((address, i) => {
-      if (!EMAIL_RE.test(address) || address.length > 254) {
+      if (!EMAIL_RE.test(address) || address.length > 254 || hasControlCharacters(address)) {
         throw new InvalidRequestError(`'${address}' is not an e-mail address.`, { param: `channels.email.to[${i}]`, code: 'invalid_email' });
       }
     });
     out.email = { to };
   }
-  if (channels.webhook) {
-    let url: URL;
-    try {
-      url = new URL(channels.webhook.url);
-    } catch {
-      throw new InvalidRequestError('The webhook URL is not a valid URL.', { param: 'channels.webhook.url', code: 'invalid_url' });
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw new InvalidRequestError('The webhook URL must be http(s).', { param: 'channels.webhook.url', code: 'invalid_url' });
-    }
-    out.webhook = { url: url.toString() };
-  }
+  if (channels.webhook) out.webhook = { url: await deliverableWebhookUrl(channels.webhook.url, webhooks) };
   if (!out.email && !out.webhook) throw new InvalidRequestError('An alert needs at least one channel: email or webhook.', { param: 'channels' });
   return out;
+}
+
+async function deliverableWebhookUrl(url: string, webhooks: WebhookOptions): Promise<string> {
+  try {
+    return await checkWebhookUrl(url, webhooks);
+  } catch (err) {
+    if (!(err instanceof SafeFetchError)) throw err;
+    const code = err.reason === 'forbidden_address' ? 'webhook_address_not_allowed' : err.reason === 'fetch_failed' ? 'webhook_host_unresolvable' : 'invalid_url';
+    throw new InvalidRequestError(`The webhook URL cannot be delivered to: ${err.message}`, { param: 'channels.webhook.url', code });
+  }
 }
 
 /** Turns a threshold as people write it (credits, possibly fractional; whole percent) into its stored form. */
@@ -104,17 +138,21 @@ export function thresholdValueOf(type: ThresholdType, threshold: number): number
   } catch {
     micro = 0;
   }
-  if (!(micro > 0)) throw new InvalidRequestError('A credits threshold is a positive number of credits (at least 0.000001).', { param: 'threshold' });
+  if (!(micro > 0)) throw new InvalidRequestError('A credits threshold is a positive number of credits with at most 6 decimals (at least 0.000001).', { param: 'threshold' });
   return micro;
 }
 
-export async function createBudgetAlert(db: Knex, opts: { workspaceId: string; thresholdType: ThresholdType; threshold: number; channels: AlertChannels; actor: string }): Promise<BudgetAlert> {
+export async function createBudgetAlert(db: Knex, opts: {
+  workspaceId: string; thresholdType: ThresholdType; threshold: number; channels: AlertChannels; actor: string;
+  /** The deployment's webhook policy (ALLOW_PRIVATE_WEBHOOKS), the same the deliveries follow. */
+  webhooks: WebhookOptions;
+}): Promise<BudgetAlert> {
   await getWorkspace(db, opts.workspaceId);
   if (opts.thresholdType !== 'credits' && opts.thresholdType !== 'percent') {
     throw new InvalidRequestError("threshold_type must be 'credits' or 'percent'.", { param: 'threshold_type' });
   }
   const thresholdValue = thresholdValueOf(opts.thresholdType, opts.threshold);
-  const channels = checkChannels(opts.channels);
+  const channels = await checkChannels(opts.channels, opts.webhooks);
   const id = newId('alert');
   const row = await db.transaction(async (trx) => {
     // Serialises creations in one workspace so the limit holds.
@@ -138,11 +176,29 @@ export async function listBudgetAlerts(db: Knex, workspaceId: string): Promise<B
   return rows.map(toBudgetAlert);
 }
 
+/** The workspace's alerts in their public form, each with its deliveries. */
+export async function budgetAlertViews(db: Knex, workspaceId: string): Promise<Array<ReturnType<typeof budgetAlertView>>> {
+  const alerts = await listBudgetAlerts(db, workspaceId);
+  const deliveries = await alertDeliveries(db, alerts.map((a) => a.id));
+  return alerts.map((alert) => budgetAlertView(alert, deliveries.get(alert.id)));
+}
+
+/** One alert of the workspace; another workspace's alert is "not found", like a missing one. */
+export async function getBudgetAlert(db: Knex, workspaceId: string, alertId: string): Promise<BudgetAlert> {
+  const row = await db('budget_alerts').where({ id: alertId, workspace_id: workspaceId }).first();
+  if (!row) throw alertNotFound(alertId);
+  return toBudgetAlert(row);
+}
+
+function alertNotFound(alertId: string): NotFoundError {
+  return new NotFoundError(`No budget alert '${alertId}'.`, { code: 'budget_alert_not_found', param: 'alert_id' });
+}
+
 /** Deletes an alert of the workspace; another workspace's alert is "not found", like a missing one. */
 export async function deleteBudgetAlert(db: Knex, opts: { workspaceId: string; alertId: string; actor: string }): Promise<{ id: string; deleted: true }> {
   await db.transaction(async (trx) => {
     const removed = await trx('budget_alerts').where({ id: opts.alertId, workspace_id: opts.workspaceId }).delete();
-    if (removed === 0) throw new NotFoundError(`No budget alert '${opts.alertId}'.`, { code: 'budget_alert_not_found', param: 'alert_id' });
+    if (removed === 0) throw alertNotFound(opts.alertId);
     await audit(trx, { workspaceId: opts.workspaceId, actor: opts.actor, action: 'budget_alert.delete', subjectType: 'budget_alert', subjectId: opts.alertId });
   });
   alertPresence.invalidate(opts.workspaceId);

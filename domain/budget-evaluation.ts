@@ -26,6 +26,8 @@ export interface DueDelivery {
   cycle: string;
   channel: ChannelName;
   payload: BudgetAlertPayload;
+  /** How long the delivery retries before it is given up (the worker's setting; absent: the default). */
+  giveUpAfterMs?: number;
 }
 
 /**

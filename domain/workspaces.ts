@@ -108,15 +108,31 @@ export async function revokeApiKey(db: Knex, opts: { keyId: string; actor: strin
   });
 }
 
-/** Sets (or with an empty chain, removes) the ordered fallback chain of one source model. */
-export async function setFallbackChain(db: Knex, opts: { workspaceId: string; sourceModel: string; chain: string[]; actor: string; knownModel: (slug: string) => Promise<boolean> }): Promise<{ model: string; chain: string[] }> {
+/**
+ * Sets (or with an empty chain, removes) the ordered fallback chain of one source model. Every model of the
+ * chain serves the source's modality (a chat model falls back to chat models, never to an embedding model).
+ * `modalityOf` answers an enabled model's modality, or null for an unknown one.
+ */
+export async function setFallbackChain(db: Knex, opts: {
+  workspaceId: string; sourceModel: string; chain: string[]; actor: string; modalityOf: (slug: string) => Promise<string | null>;
+}): Promise<{ model: string; chain: string[] }> {
   await getWorkspace(db, opts.workspaceId);
   const chain = opts.chain.map((m) => m.trim()).filter(Boolean);
   if (chain.includes(opts.sourceModel)) throw new InvalidRequestError('a fallback chain cannot contain its own source model', { param: 'chain' });
   if (new Set(chain).size !== chain.length) throw new InvalidRequestError('a fallback chain lists each model once', { param: 'chain' });
   if (chain.length > 5) throw new InvalidRequestError('a fallback chain holds at most 5 models', { param: 'chain' });
+  const modalities: string[] = [];
   for (const slug of [opts.sourceModel, ...chain]) {
-    if (!(await opts.knownModel(slug))) throw new InvalidRequestError(`Unknown model '${slug}'`, { param: 'model', code: 'model_not_found' });
+    const modality = await opts.modalityOf(slug);
+    if (!modality) throw new InvalidRequestError(`Unknown model '${slug}'`, { param: 'model', code: 'model_not_found' });
+    modalities.push(modality);
+  }
+  const mismatch = chain.findIndex((_, i) => modalities[i + 1] !== modalities[0]);
+  if (mismatch >= 0) {
+    throw new InvalidRequestError(
+      `'${chain[mismatch]}' is a ${modalities[mismatch + 1]} model; a fallback chain for the ${modalities[0]} model '${opts.sourceModel}' holds only ${modalities[0]} models.`,
+      { param: `chain[${mismatch}]`, code: 'fallback_modality_mismatch' },
+    );
   }
   await db.transaction(async (trx) => {
     if (chain.length === 0) {

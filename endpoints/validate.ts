@@ -15,6 +15,22 @@ export function compileSchema<T>(schema: object): (body: unknown) => T {
   };
 }
 
+/**
+ * For a tagged object (`{type: "json_schema", json_schema: {...}}`): each listed tag requires the property
+ * of the same name, so a body that names a kind of part without its content is a 400, not a crash later.
+ */
+export function requireTaggedProperty(tags: readonly string[], tagField = 'type') {
+  return tags.map((tag) => ({
+    if: { properties: { [tagField]: { const: tag } }, required: [tagField] },
+    then: requiredProperty(tag),
+  }));
+}
+
+/** `{required: [name]}` in a subschema (ajv's strict mode wants the property named beside it too). */
+export function requiredProperty(name: string) {
+  return { properties: { [name]: true }, required: [name] };
+}
+
 function toInvalidRequest(error: ErrorObject | undefined): InvalidRequestError {
   if (!error) return new InvalidRequestError('Invalid request body.');
   const path = error.instancePath

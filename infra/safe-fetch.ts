@@ -62,25 +62,68 @@ export async function safeFetch(url: string, opts: SafeFetchOptions): Promise<Sa
   }
 }
 
-function fetchOnce(url: string, opts: SafeFetchOptions, deadline: number): Promise<Answer> {
+/**
+ * Whether a URL could be fetched, without fetching it: the same rules as `safeFetch` (scheme, no
+ * credentials, every address the host resolves to allowed). For URLs stored now and fetched later
+ * (webhooks), so a refusal comes when the URL is given; the fetch checks again, as the name may move.
+ */
+export async function checkTargetUrl(url: string, opts: { isAllowedAddress?: (address: string) => boolean; timeoutMs?: number } = {}): Promise<URL> {
+  const allowed = opts.isAllowedAddress ?? isPublicAddress;
+  const { parsed, host } = parseTarget(url, allowed);
+  if (net.isIP(host)) return parsed;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SafeFetchError('fetch_failed', `${host} could not be resolved in time.`)), opts.timeoutMs ?? 5_000);
+  });
+  try {
+    const addresses = await Promise.race([dns.promises.lookup(host, { all: true, verbatim: true }), timeout]).catch((err) => {
+      if (err instanceof SafeFetchError) throw err;
+      throw new SafeFetchError('fetch_failed', `${host} could not be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'}).`);
+    });
+    const refusal = refusedAddresses(host, addresses, allowed);
+    if (refusal) throw refusal;
+    return parsed;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The URL if its form may be fetched (http(s), no credentials, a literal address only if allowed). */
+function parseTarget(url: string, allowed: (address: string) => boolean): { parsed: URL; host: string } {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return Promise.reject(new SafeFetchError('invalid_url', 'Not a valid absolute URL.'));
+    throw new SafeFetchError('invalid_url', 'Not a valid absolute URL.');
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return Promise.reject(new SafeFetchError('invalid_url', 'Only http and https URLs can be fetched.'));
-  if (parsed.username || parsed.password) return Promise.reject(new SafeFetchError('invalid_url', 'URLs with credentials are not fetched.'));
-  const allowed = opts.isAllowedAddress ?? isPublicAddress;
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new SafeFetchError('invalid_url', 'Only http and https URLs can be fetched.');
+  if (parsed.username || parsed.password) throw new SafeFetchError('invalid_url', 'URLs with credentials are not fetched.');
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  // A literal address never reaches the lookup below, so it is checked here.
-  if (net.isIP(host) && !allowed(host)) return Promise.reject(forbidden(host, host));
+  // A literal address never reaches a name lookup, so it is checked here.
+  if (net.isIP(host) && !allowed(host)) throw forbidden(host, host);
+  return { parsed, host };
+}
+
+/** The refusal for a name whose addresses are not all allowed (or that has none), else null. */
+function refusedAddresses(hostname: string, addresses: dns.LookupAddress[], allowed: (address: string) => boolean): SafeFetchError | null {
+  const refused = addresses.find((a) => !allowed(a.address));
+  return refused || addresses.length === 0 ? forbidden(hostname, refused?.address ?? 'nothing') : null;
+}
+
+function fetchOnce(url: string, opts: SafeFetchOptions, deadline: number): Promise<Answer> {
+  const allowed = opts.isAllowedAddress ?? isPublicAddress;
+  let parsed: URL;
+  try {
+    ({ parsed } = parseTarget(url, allowed));
+  } catch (err) {
+    return Promise.reject(err);
+  }
 
   const lookup = (hostname: string, options: dns.LookupOptions, callback: (...args: any[]) => void) => {
     dns.lookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
       if (err) return callback(err);
-      const refused = addresses.find((a) => !allowed(a.address));
-      if (refused || addresses.length === 0) return callback(forbidden(hostname, refused?.address ?? 'nothing'));
+      const refusal = refusedAddresses(hostname, addresses, allowed);
+      if (refusal) return callback(refusal);
       const usable = options.family ? addresses.filter((a) => a.family === options.family) : addresses;
       if (usable.length === 0) return callback(new SafeFetchError('fetch_failed', `${hostname} has no address of the family asked for.`));
       if (options.all) return callback(null, usable);

@@ -74,7 +74,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       namespace: temporal.namespace,
       dataConverter: temporal.dataConverter,
       taskQueue: opts.config.temporalTaskQueue,
-      deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks } },
+      deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } },
       results,
       streams: streamRegistry,
     });

@@ -26,7 +26,7 @@ import { createSession, createUser, endAllSessions, endSession, issueUserToken, 
 import { accountMailer, mailText } from '../../domain/account-mail';
 import { newCaptchaChallenge, verifyCaptcha, type CaptchaSettings } from '../../domain/captcha';
 import { acceptInvitation, createWorkspaceWithOwner, memberRole, previewInvitation, workspacesOfUser } from '../../domain/members';
-import { PERMISSIONS, permissionsOf } from '../../domain/permissions';
+import { permissionMatrix, permissionsOf } from '../../domain/permissions';
 import { audit } from '../../domain/audit';
 import { InvalidRequestError, PermissionDeniedError } from '../../core/errors';
 
@@ -175,7 +175,7 @@ export function accountsRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.get('/permissions', (ctx) => {
-    ctx.body = { object: 'permission_matrix', permissions: PERMISSIONS };
+    ctx.body = { object: 'permission_matrix', permissions: permissionMatrix() };
   });
 
   return router;

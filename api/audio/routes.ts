@@ -1,10 +1,11 @@
 /**
  * `POST /v1/audio/speech` (JSON in, audio bytes out) and `POST /v1/audio/transcriptions` (a multipart
- * upload as OpenAI's clients send it, or JSON with the audio in base64 / a data URL).
+ * upload as OpenAI's clients send it, or JSON with the audio in base64 / a data URL). A transcription's
+ * file must be audio by its bytes (a text file or an image is a 400 before anything is reserved).
  */
 import Router from '@koa/router';
 import { InvalidRequestError, PayloadTooLargeError } from '../../core/errors';
-import { audioMediaType, estimateAudioSeconds } from '../../domain/uploads';
+import { recogniseAudio, type RecognisedAudio } from '../../domain/uploads';
 import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
 import { checkRequestedModel, runModelRequest, sendModelResponse } from '../requests/run';
@@ -29,11 +30,8 @@ export function audioRouter(deps: AppDeps): Router<GatewayState> {
     await withUploads(deps, upload ? [upload.ref] : [], async () => {
       if (!upload) throw new InvalidRequestError("Missing required parameter: 'file'.", { param: 'file', code: 'missing_required_parameter' });
       const typed = validateTranscriptionFields(fields);
-      const mediaType = audioMediaType(upload.head, upload.declaredType, upload.ref.filename);
-      const body: TranscriptionBody = {
-        ...typed,
-        file: { ...upload.ref, mediaType, estimatedSeconds: estimateAudioSeconds(upload.head, upload.ref.bytes, mediaType) },
-      };
+      const { mediaType, estimatedSeconds } = await uploadedAudio(deps, upload);
+      const body: TranscriptionBody = { ...typed, file: { ...upload.ref, mediaType, estimatedSeconds } };
       await checkRequestedModel(ctx, deps, 'audio.transcriptions', body.model, body);
       const result = await runModelRequest(ctx, deps, { endpoint: 'audio.transcriptions', model: body.model, body, idempotencyBody: contentForIdempotency(body) });
       await sendModelResponse(ctx, deps, result);
@@ -41,6 +39,23 @@ export function audioRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   return router;
+}
+
+/**
+ * The upload as audio, from its head, or from all of it when the head cannot tell (a large ID3 tag before
+ * the first frame, an MP4 whose index comes last); a 400 when it is not audio.
+ */
+async function uploadedAudio(deps: AppDeps, upload: ReceivedUpload): Promise<RecognisedAudio> {
+  const hints = { filename: upload.ref.filename, mediaType: upload.declaredType };
+  const audio = recogniseAudio(upload.head, upload.ref.bytes, hints)
+    ?? (upload.head.length < upload.ref.bytes ? recogniseAudio(await deps.storage.getBuffer(upload.ref.key), upload.ref.bytes, hints) : null);
+  if (!audio) {
+    throw new InvalidRequestError(
+      `The file '${upload.ref.filename}' is not audio a transcription model can take: expected flac, mp3, mp4/m4a, ogg, wav, webm or aac.`,
+      { param: 'file', code: 'invalid_audio_format' },
+    );
+  }
+  return audio;
 }
 
 interface TranscriptionInput {

@@ -1,5 +1,5 @@
 /**
- * Billing for the workspace's billing admins (keys with role owner or billing):
+ * Billing (roles with `billing.read` / `billing.manage`: owner and billing):
  *   GET  /v1/billing/balance  credits by source, the plan, and this cycle's spend
  *   POST /v1/billing/topups   `{credits}` with a required Idempotency-Key; topups never expire
  *   GET  /v1/billing/ledger   the latest credit movements (grants, topups, charges, expiries), newest first
@@ -11,30 +11,24 @@ import { cycleOf } from '../../domain/billing-cycle';
 import { InvalidRequestError } from '../../core/errors';
 import { topUp } from '../../domain/ledger';
 import { creditsToMicro } from '../../core/money';
-import type { Role } from '../../domain/workspaces';
 import type { AppDeps, GatewayState } from '../http/context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
 import { readJsonBody } from '../http/body';
-import { requireRole } from '../http/roles';
+import { requirePermission } from '../http/permissions';
 import { validateTopupBody } from './body';
-
-export const BILLING_ROLES: readonly Role[] = ['owner', 'billing'];
 
 export function billingRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
 
-  router.get('/billing/balance', async (ctx) => {
-    requireRole(ctx, BILLING_ROLES);
+  router.get('/billing/balance', requirePermission('billing.read'), async (ctx) => {
     ctx.body = await billingSummary(deps.db, { workspaceId: ctx.state.auth.workspaceId, cycle: cycleOf(new Date()) });
   });
 
-  router.get('/billing/ledger', async (ctx) => {
-    requireRole(ctx, BILLING_ROLES);
+  router.get('/billing/ledger', requirePermission('billing.read'), async (ctx) => {
     ctx.body = { object: 'list', data: await ledgerEntries(deps.db, ctx.state.auth.workspaceId) };
   });
 
-  router.post('/billing/topups', async (ctx) => {
-    requireRole(ctx, BILLING_ROLES);
+  router.post('/billing/topups', requirePermission('billing.manage'), async (ctx) => {
     const body = validateTopupBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
     const key = readIdempotencyKey(ctx.get('idempotency-key'));
     if (!key) {
@@ -48,7 +42,9 @@ export function billingRouter(deps: AppDeps): Router<GatewayState> {
     } catch {
       amountMicro = 0;
     }
-    if (amountMicro <= 0) throw new InvalidRequestError('credits must be a positive amount (at least 0.000001).', { param: 'credits' });
+    if (amountMicro <= 0) {
+      throw new InvalidRequestError('credits must be a positive amount with at most 6 decimals (at least 0.000001); amounts are never rounded.', { param: 'credits' });
+    }
     const { workspaceId, keyId } = ctx.state.auth;
     const claim = await claimIdempotencyKey(deps.db, { workspaceId, scope: 'billing.topups', key, bodyHash: sha256(canonicalJson(body)), prefix: 'topup' });
     const actor = `key:${keyId}`;

@@ -7,15 +7,11 @@
 import { ConflictError, InvalidRequestError, PayloadTooLargeError } from '../../core/errors';
 import { commitFile, FILE_PURPOSES, fileStorageKey, findFile, fileNotFound, isFilePurpose, storageLimitExceeded, storageUsage, toFileObject, type FileObject } from '../../domain/files';
 import { newId } from '../../core/ids';
-import type { Role } from '../../domain/workspaces';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { readIdempotencyKey } from '../../domain/idempotency';
-import { requireRole } from '../http/roles';
 import { claimUploadKey, uploadBodyHash, type CompletedUploadKey, type OwnedUploadKey } from '../../domain/upload-idempotency';
-import { discardRest, isMultipart, receiveUpload, type ReceivedUpload } from './upload';
-
-/** Viewers have read-only access: they may list and read files, not upload or delete them. */
-export const FILE_WRITER_ROLES: readonly Role[] = ['owner', 'admin', 'developer', 'billing'];
+import { isMultipart, receiveUpload, type ReceivedUpload } from './upload';
+import { dropRestOfBody } from '../http/body';
 
 /** Room for the multipart framing around the file (boundaries, part headers, the purpose field, a long filename). */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -24,12 +20,8 @@ const SNIFF_BYTES = 64;
 
 export async function createFile(ctx: GatewayContext, deps: AppDeps): Promise<void> {
   const { auth } = ctx.state;
-  if (!FILE_WRITER_ROLES.includes(auth.role)) {
-    discardRest(ctx.req);
-    requireRole(ctx, FILE_WRITER_ROLES);
-  }
   if (!isMultipart(ctx.get('content-type'))) {
-    discardRest(ctx.req);
+    dropRestOfBody(ctx.req);
     throw new InvalidRequestError(`Expected a multipart/form-data body, got '${ctx.get('content-type') || 'none'}'.`, { code: 'invalid_content_type' });
   }
   const key = readIdempotencyKey(ctx.get('idempotency-key'));
@@ -83,7 +75,7 @@ async function storeUpload(ctx: GatewayContext, deps: AppDeps, fileId: string, c
   // A declared body clearly over the limit is refused before a byte is stored.
   const declared = Number(ctx.get('content-length') || NaN);
   if (declared > maxBytes + MULTIPART_OVERHEAD_BYTES) {
-    discardRest(ctx.req);
+    dropRestOfBody(ctx.req);
     throw tooLarge();
   }
 

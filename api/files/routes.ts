@@ -8,8 +8,8 @@ import { InvalidRequestError } from '../../core/errors';
 import { contentDisposition } from '../../core/filenames';
 import { deleteFile, FILE_PURPOSES, fileNotFound, getFile, isFilePurpose, listFiles, storageUsage, toFileObject, type ListFilesQuery } from '../../domain/files';
 import type { AppDeps, GatewayState } from '../http/context';
-import { createFile, FILE_WRITER_ROLES } from './create';
-import { requireRole } from '../http/roles';
+import { createFile } from './create';
+import { requirePermission } from '../http/permissions';
 
 const MAX_LIST_LIMIT = 10_000;
 
@@ -18,9 +18,9 @@ export function filesRouter(deps: AppDeps): Router<GatewayState> {
   // Path-scoped: a bare use() would also wrap every other /v1 route mounted after this router.
   router.use('/files', storageHeaders(deps));
 
-  router.post('/files', (ctx) => createFile(ctx, deps));
+  router.post('/files', requirePermission('files.write'), (ctx) => createFile(ctx, deps));
 
-  router.get('/files', async (ctx) => {
+  router.get('/files', requirePermission('files.read'), async (ctx) => {
     const query = parseListQuery(ctx.query);
     const page = await listFiles(deps.db, ctx.state.auth.workspaceId, query);
     if ('unknownCursor' in page) throw new InvalidRequestError(`Invalid 'after': no file '${query.after}' to page after.`, { param: 'after', code: 'invalid_value' });
@@ -28,11 +28,11 @@ export function filesRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: page.hasMore };
   });
 
-  router.get('/files/:fileId', async (ctx) => {
+  router.get('/files/:fileId', requirePermission('files.read'), async (ctx) => {
     ctx.body = toFileObject(await getFile(deps.db, ctx.state.auth.workspaceId, ctx.params.fileId));
   });
 
-  router.get('/files/:fileId/content', async (ctx) => {
+  router.get('/files/:fileId/content', requirePermission('files.read'), async (ctx) => {
     const file = await getFile(deps.db, ctx.state.auth.workspaceId, ctx.params.fileId);
     let object;
     try {
@@ -49,9 +49,8 @@ export function filesRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = object.body;
   });
 
-  router.delete('/files/:fileId', async (ctx) => {
+  router.delete('/files/:fileId', requirePermission('files.write'), async (ctx) => {
     const { auth } = ctx.state;
-    requireRole(ctx, FILE_WRITER_ROLES);
     await deleteFile(deps.db, deps.storage, { workspaceId: auth.workspaceId, fileId: ctx.params.fileId, actor: `api_key:${auth.keyId}` });
     ctx.body = { id: ctx.params.fileId, object: 'file', deleted: true };
   });

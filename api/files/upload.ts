@@ -12,6 +12,8 @@ import type { Readable } from 'node:stream';
 import { GatewayError, InvalidRequestError } from '../../core/errors';
 import { sanitizeFilename } from '../../core/filenames';
 import { mediaTypeForFile } from '../../core/media-types';
+import { dropRestOfBody } from '../http/body';
+import { hasNul } from '../../core/input-limits';
 
 export interface ReceivedUpload {
   fields: Record<string, string>;
@@ -34,8 +36,6 @@ export interface ReceiveOptions {
   checkField?: (name: string, value: string) => void;
 }
 
-/** After a refused upload, the rest of the body is read and dropped (so the client sees the answer) up to this much. */
-const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
 const SNIFF_BYTES = 64;
 
 export function isMultipart(contentType: string | undefined): boolean {
@@ -70,7 +70,7 @@ export function receiveUpload(req: IncomingMessage, opts: ReceiveOptions): Promi
       settled = true;
       req.unpipe(parser);
       file?.stream.destroy();
-      discardRest(req);
+      dropRestOfBody(req);
       // Storage failures pass through as they are (a 5xx); parser and client faults arrive as gateway errors.
       void Promise.allSettled([stored]).then(() => reject(err));
     };
@@ -105,6 +105,10 @@ export function receiveUpload(req: IncomingMessage, opts: ReceiveOptions): Promi
         fail(new InvalidRequestError(`Form field '${name}' is too long.`, { param: name, code: 'invalid_value' }));
         return;
       }
+      if (hasNul(value)) {
+        fail(new InvalidRequestError(`Form field '${name}' holds a NUL character; it is not accepted.`, { param: name, code: 'invalid_characters' }));
+        return;
+      }
       fields[name] = value;
       try {
         opts.checkField?.(name, value);
@@ -134,18 +138,4 @@ export function receiveUpload(req: IncomingMessage, opts: ReceiveOptions): Promi
     });
     req.pipe(parser);
   });
-}
-
-/**
- * Reads and drops what the client is still sending, so it gets to read our (error) answer instead of a
- * reset connection; beyond MAX_DRAIN_BYTES the connection is closed instead.
- */
-export function discardRest(req: IncomingMessage): void {
-  if (req.complete || req.destroyed) return;
-  let drained = 0;
-  req.on('data', (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > MAX_DRAIN_BYTES) req.socket.destroy();
-  });
-  req.resume();
 }

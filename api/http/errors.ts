@@ -1,7 +1,8 @@
 /**
  * The first middleware: the one place errors become HTTP. Gateway errors keep their status, code, param and
- * headers; Temporal failures are unwrapped to the gateway error they carry; anything else is a 500 with a
- * generic message (details go to the log, not the client).
+ * headers; Temporal failures are unwrapped to the gateway error they carry. A 500 never carries an
+ * exception's text (it may name code paths, files or data): the client gets a generic message and the
+ * request id, the log gets the rest.
  */
 import type Koa from 'koa';
 import { GatewayError, InternalError, NotFoundError } from '../../core/errors';
@@ -16,12 +17,8 @@ export function errorMiddleware(log: Logger): Koa.Middleware {
         throw new NotFoundError(`Unknown request URL: ${ctx.method} ${ctx.path}`, { code: 'unknown_url' });
       }
     } catch (caught) {
-      let err: GatewayError = toGatewayError(caught);
-      const unexpected = err instanceof InternalError && err !== caught;
-      if (unexpected) {
-        log.error({ err: caught, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
-        err = new InternalError('The server had an error while processing your request. Retry, and quote the x-request-id if it persists.');
-      }
+      const err = clientError(toGatewayError(caught), ctx.state.requestId);
+      if (err.status === 500) log.error({ err: caught, requestId: ctx.state.requestId, path: ctx.path }, 'internal error');
       if (ctx.headerSent || !ctx.writable) {
         // A stream already started: the route writes its own error event; nothing more can be sent.
         log.warn({ err: caught, requestId: ctx.state.requestId }, 'error after headers were sent');
@@ -29,8 +26,18 @@ export function errorMiddleware(log: Logger): Koa.Middleware {
       }
       ctx.status = err.status;
       for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
-      ctx.body = { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
+      ctx.body = errorBody(err);
       if (err.status >= 500) log.warn({ requestId: ctx.state.requestId, status: err.status, code: err.code, msg: err.message }, 'request failed');
     }
   };
+}
+
+/** The error as a client may see it: an internal error's own text is replaced by a generic one naming the request. */
+export function clientError(err: GatewayError, requestId: string): GatewayError {
+  if (!(err instanceof InternalError)) return err;
+  return new InternalError(`The server had an error while processing your request. Retry, and quote the request id ${requestId} if it persists.`);
+}
+
+export function errorBody(err: GatewayError): { error: { message: string; type: string; param: string | null; code: string | null } } {
+  return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
 }

@@ -17,6 +17,8 @@ import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { GatewayError, InternalError, InvalidRequestError, PayloadTooLargeError } from '../../core/errors';
+import { hasNul } from '../../core/input-limits';
+import { dropRestOfBody, requestTooLarge } from './body';
 
 export interface MultipartLimits {
   /** The whole request body, in bytes. */
@@ -61,29 +63,8 @@ export interface ReadMultipartOptions<T> {
   discard?(values: T[]): Promise<void>;
 }
 
-/** What is read and dropped after a refusal before the connection is closed instead. */
-export const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
-
-export function requestTooLarge(limitBytes: number): PayloadTooLargeError {
-  return new PayloadTooLargeError(`Request body too large: the limit is ${limitBytes} bytes.`, { code: 'request_too_large' });
-}
-
 export function fileTooLarge(field: string, limitBytes: number): PayloadTooLargeError {
   return new PayloadTooLargeError(`The file in '${field}' is too large: the limit is ${limitBytes} bytes.`, { code: 'file_too_large', param: field });
-}
-
-/**
- * Drops what the client is still sending so it can read our (error) answer rather than a reset
- * connection; past DRAIN_LIMIT_BYTES (or `limitBytes`) the socket is destroyed instead.
- */
-export function dropRestOfBody(req: IncomingMessage, limitBytes = DRAIN_LIMIT_BYTES): void {
-  if (req.complete || req.destroyed) return;
-  let dropped = 0;
-  req.on('data', (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > limitBytes) req.socket.destroy();
-  });
-  req.resume();
 }
 
 export function isMultipart(contentType: string | undefined): boolean {
@@ -157,6 +138,10 @@ export function readMultipart<T>(req: IncomingMessage, opts: ReadMultipartOption
       const name = fieldName(rawName);
       if (info.valueTruncated) {
         fail(new InvalidRequestError(`The field '${name}' is too long: at most ${limits.fieldBytes ?? 1024 * 1024} bytes.`, { param: name, code: 'field_too_long' }));
+        return;
+      }
+      if (hasNul(value)) {
+        fail(new InvalidRequestError(`The field '${name}' holds a NUL character; it is not accepted.`, { param: name, code: 'invalid_characters' }));
         return;
       }
       const existing = fields[name];

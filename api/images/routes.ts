@@ -7,7 +7,8 @@ import Router from '@koa/router';
 import { imageModelParams } from '../../endpoints/images/handler';
 import { validateModelParams } from '../../catalog/params';
 import { InvalidRequestError } from '../../core/errors';
-import { sniffImageType, type UploadRef } from '../../domain/uploads';
+import type { UploadRef } from '../../domain/uploads';
+import { sniffImage } from '../../core/media-probe';
 import type { AppDeps, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
 import { checkRequestedModel, runModelRequest, sendModelResponse } from '../requests/run';
@@ -62,7 +63,7 @@ function editBody(fields: Record<string, string | string[]>, uploads: ReceivedUp
     if (upload.field !== 'image' && upload.field !== 'mask') {
       throw new InvalidRequestError(`Unexpected file field '${upload.field}': send images as 'image' (or 'image[]') and the mask as 'mask'.`, { param: upload.field, code: 'unknown_parameter' });
     }
-    const mediaType = sniffImageType(upload.head);
+    const mediaType = sniffImage(upload.head);
     if (!mediaType) {
       throw new InvalidRequestError(`Invalid image file '${upload.ref.filename}' in '${upload.field}': expected a PNG, JPEG, WebP or GIF image.`, { param: upload.field, code: 'invalid_image_format' });
     }

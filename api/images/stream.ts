@@ -17,6 +17,7 @@ import { loadPayload } from '../../activities/request-io';
 import { InvalidRequestError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import { toGatewayError } from '../../activities/failures';
+import { clientError, errorBody } from '../http/errors';
 import type { ModelRequestResult } from '../../workflows/model-request';
 import type { imageStreamWorkflow, ImageStreamInput } from '../../workflows/image-stream';
 import type { AppDeps, GatewayContext } from '../http/context';
@@ -54,8 +55,7 @@ export async function streamImages(ctx: GatewayContext, deps: AppDeps, req: Imag
     try {
       settled = await result;
     } catch (err) {
-      const error = toGatewayError(err);
-      sink.send({ type: 'error', error: { message: error.message, type: error.type, param: error.param, code: error.code } }, 'error');
+      sink.send({ type: 'error', ...errorBody(clientError(toGatewayError(err), requestId)) }, 'error');
       sink.end();
       return;
     }

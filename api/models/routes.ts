@@ -6,11 +6,12 @@ import Router from '@koa/router';
 import { MODALITIES, type Modality, type ModelRecord } from '../../catalog/types';
 import { InvalidRequestError, NotFoundError } from '../../core/errors';
 import type { AppDeps, GatewayState } from '../http/context';
+import { requirePermission } from '../http/permissions';
 
 export function modelsRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
 
-  router.get('/models', async (ctx) => {
+  router.get('/models', requirePermission('models.read'), async (ctx) => {
     const modality = ctx.query.modality;
     if (modality !== undefined && (typeof modality !== 'string' || !(MODALITIES as readonly string[]).includes(modality))) {
       throw new InvalidRequestError(`Invalid 'modality': expected one of ${MODALITIES.join(', ')}.`, { param: 'modality' });
@@ -19,7 +20,7 @@ export function modelsRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = { object: 'list', data: records.map((r) => toModelObject(r, deps.isProviderConfigured(r.provider))) };
   });
 
-  router.get('/models/:slug', async (ctx) => {
+  router.get('/models/:slug', requirePermission('models.read'), async (ctx) => {
     const record = await deps.catalog.get(ctx.params.slug);
     if (!record) throw new NotFoundError(`The model '${ctx.params.slug}' does not exist.`, { code: 'model_not_found', param: 'model' });
     ctx.body = toModelObject(record, deps.isProviderConfigured(record.provider));

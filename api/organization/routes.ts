@@ -16,7 +16,7 @@ import Router from '@koa/router';
 import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
 import { ownOrigin } from '../http/session';
-import { requirePermission } from '../http/permissions';
+import { assertPermission } from '../http/permissions';
 import { InvalidRequestError, NotFoundError, PermissionDeniedError } from '../../core/errors';
 import { can } from '../../domain/permissions';
 import { normalizeEmail } from '../../domain/accounts';
@@ -76,14 +76,14 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.post('/', async (ctx) => {
-    requirePermission(ctx, 'workspace.manage');
+    assertPermission(ctx, 'workspace.manage');
     const ws = await renameWorkspace(deps.db, { workspaceId: ctx.state.auth.workspaceId, name: (await body(ctx)).name, actor: actorOf(ctx) });
     ctx.body = { object: 'organization', id: ws.id, name: ws.name, plan: ws.planId, role: ctx.state.auth.role };
   });
 
   // Members
   router.get('/users', async (ctx) => {
-    requirePermission(ctx, 'members.read');
+    assertPermission(ctx, 'members.read');
     ctx.body = list((await listMembers(deps.db, ctx.state.auth.workspaceId)).map(userView));
   });
 
@@ -94,12 +94,12 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
   };
 
   router.get('/users/:userId', async (ctx) => {
-    requirePermission(ctx, 'members.read');
+    assertPermission(ctx, 'members.read');
     ctx.body = userView(await memberOr404(ctx));
   });
 
   router.post('/users/:userId', async (ctx) => {
-    requirePermission(ctx, 'members.manage');
+    assertPermission(ctx, 'members.manage');
     const role = checkRole((await body(ctx)).role);
     const member = await changeMemberRole(deps.db, { workspaceId: ctx.state.auth.workspaceId, userId: ctx.params.userId, role, actorRole: ctx.state.auth.role, actor: actorOf(ctx) });
     ctx.body = userView(member);
@@ -107,7 +107,7 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
 
   router.delete('/users/:userId', async (ctx) => {
     const self = ctx.params.userId === ctx.state.auth.userId && ctx.state.auth.via === 'session';
-    if (!self) requirePermission(ctx, 'members.manage');
+    if (!self) assertPermission(ctx, 'members.manage');
     await removeMember(deps.db, { workspaceId: ctx.state.auth.workspaceId, userId: ctx.params.userId, actorRole: ctx.state.auth.role, actor: actorOf(ctx), self });
     ctx.body = { object: 'organization.user.deleted', id: ctx.params.userId, deleted: true };
   });
@@ -122,12 +122,12 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
 
   // Invitations
   router.get('/invites', async (ctx) => {
-    requirePermission(ctx, 'members.manage');
+    assertPermission(ctx, 'members.manage');
     ctx.body = list((await listInvitations(deps.db, ctx.state.auth.workspaceId)).map(inviteView));
   });
 
   router.post('/invites', async (ctx) => {
-    requirePermission(ctx, 'members.manage');
+    assertPermission(ctx, 'members.manage');
     const b = await body(ctx);
     const email = normalizeEmail(b.email);
     const role = checkRole(b.role);
@@ -142,19 +142,19 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.get('/invites/:inviteId', async (ctx) => {
-    requirePermission(ctx, 'members.manage');
+    assertPermission(ctx, 'members.manage');
     ctx.body = inviteView(await getInvitation(deps.db, ctx.state.auth.workspaceId, ctx.params.inviteId));
   });
 
   router.delete('/invites/:inviteId', async (ctx) => {
-    requirePermission(ctx, 'members.manage');
+    assertPermission(ctx, 'members.manage');
     await revokeInvitation(deps.db, { workspaceId: ctx.state.auth.workspaceId, id: ctx.params.inviteId, actor: actorOf(ctx) });
     ctx.body = { object: 'organization.invite.deleted', id: ctx.params.inviteId, deleted: true };
   });
 
   // API keys
   router.get('/api_key_presets', async (ctx) => {
-    requirePermission(ctx, 'api_keys.read');
+    assertPermission(ctx, 'api_keys.read');
     ctx.body = { object: 'list', data: await keyPresets(deps.db) };
   });
 
@@ -162,12 +162,12 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
   const keyScope = (ctx: GatewayContext) => (can(ctx.state.auth.role, 'api_keys.manage_all') ? undefined : ctx.state.auth.userId ?? '-');
 
   router.get('/api_keys', async (ctx) => {
-    requirePermission(ctx, 'api_keys.read');
+    assertPermission(ctx, 'api_keys.read');
     ctx.body = list(await listKeys(deps.db, { workspaceId: ctx.state.auth.workspaceId, kind: 'project', userId: keyScope(ctx) }));
   });
 
   router.post('/api_keys', async (ctx) => {
-    requirePermission(ctx, 'api_keys.create');
+    assertPermission(ctx, 'api_keys.create');
     const b = validateKeyBody(await body(ctx));
     const preset = b.preset ?? 'custom';
     const quotas = await quotasFromPreset(deps.db, preset, { rpm: b.rpm, dailyTokens: b.daily_tokens, models: b.models, costCap: b.cost_cap });
@@ -187,12 +187,12 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
   };
 
   router.get('/api_keys/:keyId', async (ctx) => {
-    requirePermission(ctx, 'api_keys.read');
+    assertPermission(ctx, 'api_keys.read');
     ctx.body = await keyOr404(ctx, 'project');
   });
 
   router.delete('/api_keys/:keyId', async (ctx) => {
-    requirePermission(ctx, 'api_keys.read');
+    assertPermission(ctx, 'api_keys.read');
     await keyOr404(ctx, 'project');
     await revokeApiKey(deps.db, { keyId: ctx.params.keyId, workspaceId: ctx.state.auth.workspaceId, actor: actorOf(ctx) });
     ctx.body = { object: 'organization.api_key.deleted', id: ctx.params.keyId, deleted: true };
@@ -200,12 +200,12 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
 
   // Admin keys (automation of this API)
   router.get('/admin_api_keys', async (ctx) => {
-    requirePermission(ctx, 'admin_keys.manage');
+    assertPermission(ctx, 'admin_keys.manage');
     ctx.body = list(await listKeys(deps.db, { workspaceId: ctx.state.auth.workspaceId, kind: 'admin' }));
   });
 
   router.post('/admin_api_keys', async (ctx) => {
-    requirePermission(ctx, 'admin_keys.manage');
+    assertPermission(ctx, 'admin_keys.manage');
     const name = (await body(ctx)).name;
     if (typeof name !== 'string' || !name.trim() || name.length > 100) throw new InvalidRequestError('name is required (up to 100 characters)', { param: 'name' });
     const created = await createApiKey(deps.db, {
@@ -217,7 +217,7 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.delete('/admin_api_keys/:keyId', async (ctx) => {
-    requirePermission(ctx, 'admin_keys.manage');
+    assertPermission(ctx, 'admin_keys.manage');
     await keyOr404(ctx, 'admin');
     await revokeApiKey(deps.db, { keyId: ctx.params.keyId, workspaceId: ctx.state.auth.workspaceId, actor: actorOf(ctx) });
     ctx.body = { object: 'organization.admin_api_key.deleted', id: ctx.params.keyId, deleted: true };
@@ -225,17 +225,17 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
 
   // Usage and costs
   router.get('/usage/completions', async (ctx) => {
-    requirePermission(ctx, 'usage.read');
+    assertPermission(ctx, 'usage.read');
     ctx.body = await usageReport(deps.db, ctx.state.auth.workspaceId, parseReportQuery(ctx.query));
   });
 
   router.get('/costs', async (ctx) => {
-    requirePermission(ctx, 'usage.read');
+    assertPermission(ctx, 'usage.read');
     ctx.body = await costReport(deps.db, ctx.state.auth.workspaceId, parseReportQuery(ctx.query));
   });
 
   router.get('/audit_logs', async (ctx) => {
-    requirePermission(ctx, 'workspace.manage');
+    assertPermission(ctx, 'workspace.manage');
     const rows = await deps.db('audit_log').where({ workspace_id: ctx.state.auth.workspaceId }).orderBy('id', 'desc').limit(100);
     ctx.body = list(rows.map((r) => ({
       object: 'organization.audit_log', id: `audit_${r.id}`, type: r.action, effective_at: seconds(new Date(r.created_at).toISOString()),

@@ -4,13 +4,14 @@
  */
 import Router from '@koa/router';
 import type { AppDeps, GatewayState } from '../http/context';
+import { requirePermission } from '../http/permissions';
 import { requestSearchAttributes } from '../requests/workflow-ids';
 import { pingWorkflowId } from '../../workflows/contracts';
 import type { pingWorkflow } from '../../workflows/ping';
 
 export function pingRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
-  router.get('/ping', async (ctx) => {
+  router.get('/ping', requirePermission('models.read'), async (ctx) => {
     const workflowId = pingWorkflowId(ctx.state.requestId);
     const result = await deps.temporal.client.workflow.execute<typeof pingWorkflow>('pingWorkflow', {
       taskQueue: deps.temporal.taskQueue,

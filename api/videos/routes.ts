@@ -7,6 +7,7 @@ import { microToCredits } from '../../core/money';
 import { NotFoundError } from '../../core/errors';
 import { findVideoJob } from '../../domain/video-jobs';
 import type { AppDeps, GatewayState } from '../http/context';
+import { requirePermission } from '../http/permissions';
 import { createVideoGeneration } from './create';
 import { videoObject } from './object';
 
@@ -18,7 +19,7 @@ export function videoGenerationsRouter(deps: AppDeps): Router<GatewayState> {
 
 export function videoJobsRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
-  router.get('/videos/generations/:jobId', async (ctx) => {
+  router.get('/videos/generations/:jobId', requirePermission('jobs.read'), async (ctx) => {
     const job = await findVideoJob(deps.db, ctx.state.auth.workspaceId, ctx.params.jobId);
     // Another workspace's job is exactly as missing as one that never existed.
     if (!job) throw new NotFoundError(`No video generation job '${ctx.params.jobId}'.`, { code: 'video_job_not_found', param: 'job_id' });

@@ -1,5 +1,5 @@
 /** JSON Schema of `POST /v1/chat/completions` (the subset of OpenAI's request the gateway routes). */
-import { compileSchema } from '../validate';
+import { compileSchema, requiredProperty, requireTaggedProperty } from '../validate';
 
 const text = { type: 'string' };
 const contentPart = {
@@ -22,9 +22,11 @@ const contentPart = {
     file: {
       type: 'object',
       properties: { file_id: { type: 'string' }, filename: { type: 'string' }, file_data: { type: 'string' } },
+      anyOf: [requiredProperty('file_id'), requiredProperty('file_data')],
       additionalProperties: false,
     },
   },
+  allOf: requireTaggedProperty(['text', 'image_url', 'input_audio', 'file', 'refusal']),
   additionalProperties: false,
 };
 const content = { anyOf: [{ type: 'string' }, { type: 'array', items: contentPart }] };
@@ -104,6 +106,7 @@ export const chatCompletionsSchema = {
           additionalProperties: false,
         },
       },
+      allOf: requireTaggedProperty(['json_schema']),
       additionalProperties: false,
     },
     metadata: { type: 'object' },

@@ -1,9 +1,10 @@
 /**
  * Chat messages through a Slack-compatible incoming webhook: one JSON POST of `{text, blocks?}`. Anything
- * but a 2xx answer is a failed attempt (the caller retries).
+ * but a 2xx answer is a failed attempt (the caller retries). The URL is checked by the same rules when an
+ * alert names it (`checkWebhookUrl`) and at every delivery.
  */
 import { isPublicAddress } from '../ip-policy';
-import { HttpStatusError, safeFetch } from '../safe-fetch';
+import { checkTargetUrl, HttpStatusError, safeFetch } from '../safe-fetch';
 
 export interface ChatMessage {
   /** Plain-text fallback, shown in notifications. */
@@ -35,11 +36,20 @@ export async function postChatMessage(url: string, message: ChatMessage, opts: W
       timeoutMs: opts.timeoutMs ?? 15_000,
       maxRedirects: 0,
       accept: () => true,
-      isAllowedAddress: opts.allowPrivateAddresses ? () => true : isPublicAddress,
+      isAllowedAddress: addressPolicy(opts),
     });
     return { status: 200 };
   } catch (err) {
     if (err instanceof HttpStatusError) throw new WebhookDeliveryError(`webhook ${err.message}`, err.status);
     throw new WebhookDeliveryError(`webhook unreachable: ${err instanceof Error ? err.message : String(err)}`, null);
   }
+}
+
+/** The URL a delivery would post to, normalised; throws the delivery's SafeFetchError when it may not be reached. */
+export async function checkWebhookUrl(url: string, opts: WebhookOptions = {}): Promise<string> {
+  return (await checkTargetUrl(url, { isAllowedAddress: addressPolicy(opts) })).toString();
+}
+
+function addressPolicy(opts: WebhookOptions): (address: string) => boolean {
+  return opts.allowPrivateAddresses ? () => true : isPublicAddress;
 }

@@ -86,11 +86,11 @@ describe('admin CLI: plans, the grant schedule and budget alerts (cli/billing-co
 
   it('creates, lists and deletes budget alerts', async () => {
     const ws = await cli('workspace', 'create', '--name', 'Alerts', '--plan', 'pro');
-    const created = await cli('alerts', 'create', '--workspace', ws.json.id, '--percent', '80', '--email', 'ops@example.com,cfo@example.com', '--webhook', 'https://hooks.example.com/T/B/x');
+    const created = await cli('alerts', 'create', '--workspace', ws.json.id, '--percent', '80', '--email', 'ops@example.com,cfo@example.com', '--webhook', 'https://93.184.215.14/T/B/x');
     expect(created.code, created.stderr).to.equal(0);
     expect(created.json).to.deep.include({
       object: 'budget_alert', threshold_type: 'percent', threshold: 80,
-      channels: { email: { to: ['ops@example.com', 'cfo@example.com'] }, webhook: { url: 'https://hooks.example.com/T/B/x' } },
+      channels: { email: { to: ['ops@example.com', 'cfo@example.com'] }, webhook: { url: 'https://93.184.215.14/T/B/x' } },
     });
     const listed = await cli('alerts', 'list', '--workspace', ws.json.id);
     expect(listed.json.data.map((a: any) => a.id)).to.deep.equal([created.json.id]);

@@ -31,7 +31,7 @@ describe('alert delivery (domain/alert-delivery)', function () {
 
   async function dueFor(path: string, to: string) {
     const ws = await createWorkspace(db, { name: `Delivery ${path}`, actor: 'test' });
-    const alert = await createBudgetAlert(db, { workspaceId: ws.id, thresholdType: 'credits', threshold: 5, channels: { email: { to: [to] }, webhook: { url: `${webhook.url}${path}` } }, actor: 'test' });
+    const alert = await createBudgetAlert(db, { workspaceId: ws.id, thresholdType: 'credits', threshold: 5, channels: { email: { to: [to] }, webhook: { url: `${webhook.url}${path}` } }, actor: 'test', webhooks: { allowPrivateAddresses: true } });
     const payload = {
       alert_id: alert.id, workspace: { id: ws.id, name: ws.name }, cycle: '2026-11', threshold: { type: 'credits' as const, value: 5, credits: 5 }, spend: 5.5, balance: 94.5,
       summary: `Workspace "${ws.name}" (${ws.id}) has spent 5.5 credits in 2026-11, reaching its budget alert of 5 credits. Balance: 94.5 credits.`,

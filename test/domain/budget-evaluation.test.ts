@@ -37,9 +37,9 @@ describe('budget evaluation (domain/budget-evaluation)', function () {
 
   it('finds percent thresholds against the plan credits, each channel once, with the alert payload', async () => {
     const ws = (await createWorkspace(db, { name: 'Acme Research', credits: 1_000, planId: 'free', actor: 'test' })).id;
-    const half = await createBudgetAlert(db, { workspaceId: ws, thresholdType: 'percent', threshold: 50, channels: { email: { to: ['ops@acme.test'] }, webhook: { url: 'http://127.0.0.1:9/hook' } }, actor: 'test' });
-    await createBudgetAlert(db, { workspaceId: ws, thresholdType: 'percent', threshold: 60, channels: { email: { to: ['ops@acme.test'] } }, actor: 'test' });
-    await createBudgetAlert(db, { workspaceId: ws, thresholdType: 'credits', threshold: 249.999999, channels: { webhook: { url: 'http://127.0.0.1:9/hook2' } }, actor: 'test' });
+    const half = await createBudgetAlert(db, { workspaceId: ws, thresholdType: 'percent', threshold: 50, channels: { email: { to: ['ops@acme.test'] }, webhook: { url: 'http://127.0.0.1:9/hook' } }, actor: 'test', webhooks: { allowPrivateAddresses: true } });
+    await createBudgetAlert(db, { workspaceId: ws, thresholdType: 'percent', threshold: 60, channels: { email: { to: ['ops@acme.test'] } }, actor: 'test', webhooks: { allowPrivateAddresses: true } });
+    await createBudgetAlert(db, { workspaceId: ws, thresholdType: 'credits', threshold: 249.999999, channels: { webhook: { url: 'http://127.0.0.1:9/hook2' } }, actor: 'test', webhooks: { allowPrivateAddresses: true } });
 
     await spend(ws, 249.5, 'a');
     const below = await dueAlertDeliveries(db, { workspaceId: ws, cycle });
@@ -61,7 +61,7 @@ describe('budget evaluation (domain/budget-evaluation)', function () {
 
   it('leaves out (alert, channel) pairs already delivered this cycle', async () => {
     const ws = (await createWorkspace(db, { name: 'delivered', credits: 10, actor: 'test' })).id;
-    const alert = await createBudgetAlert(db, { workspaceId: ws, thresholdType: 'credits', threshold: 1, channels: { email: { to: ['a@b.test'] }, webhook: { url: 'http://127.0.0.1:9/x' } }, actor: 'test' });
+    const alert = await createBudgetAlert(db, { workspaceId: ws, thresholdType: 'credits', threshold: 1, channels: { email: { to: ['a@b.test'] }, webhook: { url: 'http://127.0.0.1:9/x' } }, actor: 'test', webhooks: { allowPrivateAddresses: true } });
     await spend(ws, 2, 'a');
     await db('budget_alert_deliveries').insert({ alert_id: alert.id, cycle, channel: 'email', payload: '{}' });
     const { due } = await dueAlertDeliveries(db, { workspaceId: ws, cycle });
@@ -70,7 +70,7 @@ describe('budget evaluation (domain/budget-evaluation)', function () {
 
   it('skips percent alerts of a workspace without a plan', async () => {
     const ws = (await createWorkspace(db, { name: 'planless', credits: 10, actor: 'test' })).id;
-    await createBudgetAlert(db, { workspaceId: ws, thresholdType: 'percent', threshold: 1, channels: { email: { to: ['a@b.test'] } }, actor: 'test' });
+    await createBudgetAlert(db, { workspaceId: ws, thresholdType: 'percent', threshold: 1, channels: { email: { to: ['a@b.test'] } }, actor: 'test', webhooks: { allowPrivateAddresses: true } });
     await spend(ws, 5, 'a');
     expect((await dueAlertDeliveries(db, { workspaceId: ws, cycle })).due).to.deep.equal([]);
   });

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { audioMediaType, estimateAudioSeconds, sniffImageType } from '../../domain/uploads';
+import { estimateAudioSeconds, recogniseAudio, UPLOAD_HEAD_BYTES } from '../../domain/uploads';
+import { encodeAudio } from '../../simulator/media/audio';
+import { synthesizeSpeech } from '../../simulator/media/synth';
 import { pngImage } from '../support/media';
-import sharp from 'sharp';
 
 function wavHeader(byteRate: number, dataBytes: number): Buffer {
   const header = Buffer.alloc(44);
@@ -21,32 +22,31 @@ function wavHeader(byteRate: number, dataBytes: number): Buffer {
 }
 
 describe('upload recognition', () => {
-  it('sniffImageType: PNG, JPEG, WebP and GIF by their magic bytes, nothing else', async () => {
-    const png = await pngImage(4, 4);
-    expect(sniffImageType(png)).to.equal('image/png');
-    expect(sniffImageType(await sharp(png).jpeg().toBuffer())).to.equal('image/jpeg');
-    expect(sniffImageType(await sharp(png).webp().toBuffer())).to.equal('image/webp');
-    expect(sniffImageType(Buffer.from('GIF89a....', 'latin1'))).to.equal('image/gif');
-    expect(sniffImageType(Buffer.from('%PDF-1.7', 'latin1'))).to.equal(null);
-    expect(sniffImageType(Buffer.alloc(0))).to.equal(null);
+  const speech = synthesizeSpeech('Recognise me by my bytes.', 'alloy', 1);
+
+  it('recogniseAudio: the media type of each container from its first bytes', () => {
+    const expected = { wav: 'audio/wav', mp3: 'audio/mpeg', flac: 'audio/flac', opus: 'audio/ogg', aac: 'audio/aac' } as const;
+    for (const [format, mediaType] of Object.entries(expected)) {
+      const file = encodeAudio(format as keyof typeof expected, speech);
+      expect(recogniseAudio(file.subarray(0, UPLOAD_HEAD_BYTES), file.length)?.mediaType, format).to.equal(mediaType);
+    }
+    const pcm = encodeAudio('pcm', speech);
+    expect(recogniseAudio(pcm, pcm.length, { filename: 'clip.pcm' })?.mediaType).to.equal('audio/pcm');
   });
 
-  it('audioMediaType: the container when it is recognisable, else the declared type, else the extension', () => {
-    expect(audioMediaType(wavHeader(48_000, 0), 'application/octet-stream', 'x.bin')).to.equal('audio/wav');
-    expect(audioMediaType(Buffer.from('fLaC\0\0', 'latin1'), '', 'x')).to.equal('audio/flac');
-    expect(audioMediaType(Buffer.from('OggS\0\0', 'latin1'), '', 'x')).to.equal('audio/ogg');
-    expect(audioMediaType(Buffer.from('ID3\x04\0', 'latin1'), '', 'x')).to.equal('audio/mpeg');
-    expect(audioMediaType(Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x4d, 0x34, 0x41, 0x20]), '', 'x')).to.equal('audio/mp4');
-    expect(audioMediaType(Buffer.from('????'), 'audio/x-custom; codecs=a', 'x')).to.equal('audio/x-custom');
-    expect(audioMediaType(Buffer.from('????'), 'application/octet-stream', 'talk.m4a')).to.equal('audio/mp4');
-    expect(audioMediaType(Buffer.from('????'), '', 'noextension')).to.equal('application/octet-stream');
+  it('recogniseAudio: null for what is not audio, whatever its name or declared type says', async () => {
+    const hints = { filename: 'speech.mp3', mediaType: 'audio/mpeg' };
+    expect(recogniseAudio(Buffer.from('just some text, not a recording'), 31, hints)).to.equal(null);
+    const png = await pngImage(8, 8);
+    expect(recogniseAudio(png, png.length, hints)).to.equal(null);
+    expect(recogniseAudio(Buffer.alloc(0), 0, hints)).to.equal(null);
   });
 
   it('estimateAudioSeconds: exact for WAV and PCM, 64 kbit/s for compressed audio, at least one second', () => {
-    expect(estimateAudioSeconds(wavHeader(48_000, 240_000), 44 + 240_000, 'audio/wav')).to.equal(5);
-    expect(estimateAudioSeconds(wavHeader(48_000, 250_000), 44 + 250_000, 'audio/wav')).to.equal(6);
-    expect(estimateAudioSeconds(Buffer.alloc(16), 96_000, 'audio/pcm')).to.equal(2);
-    expect(estimateAudioSeconds(Buffer.from('ID3'), 80_000, 'audio/mpeg')).to.equal(10);
-    expect(estimateAudioSeconds(Buffer.from('ID3'), 10, 'audio/mpeg')).to.equal(1);
+    expect(estimateAudioSeconds(wavHeader(48_000, 240_000), 44 + 240_000, 'wav')).to.equal(5);
+    expect(estimateAudioSeconds(wavHeader(48_000, 250_000), 44 + 250_000, 'wav')).to.equal(6);
+    expect(estimateAudioSeconds(Buffer.alloc(16), 96_000, 'pcm')).to.equal(2);
+    expect(estimateAudioSeconds(Buffer.from('ID3'), 80_000, 'mp3')).to.equal(10);
+    expect(estimateAudioSeconds(Buffer.from('ID3'), 10, 'mp3')).to.equal(1);
   });
 });

@@ -11,7 +11,7 @@ describe('/v1/budget/alerts', function () {
   after(() => gateway?.stop());
 
   const create = (tenant: Tenant, body: unknown) => tenant.fetch('/v1/budget/alerts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const valid = { threshold_type: 'percent', threshold: 80, channels: { email: { to: ['ops@example.com'] }, webhook: { url: 'https://hooks.slack.com/services/T0/B0/x' } } };
+  const valid = { threshold_type: 'percent', threshold: 80, channels: { email: { to: ['ops@example.com'] }, webhook: { url: 'https://93.184.215.14/services/T0/B0/x' } } };
 
   it('creates, lists and deletes a workspace\'s alerts', async () => {
     const tenant = await gateway.newTenant({ planId: 'pro' });

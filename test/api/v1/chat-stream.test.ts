@@ -84,7 +84,7 @@ describe('streaming chat completions', function () {
   it('falls back before the first byte and names the model that served', async () => {
     upstream.on('POST /v1/chat/completions', { status: 503, json: { error: { message: 'overloaded', type: 'server_error' } } });
     const { setFallbackChain } = await import('../../../domain/workspaces');
-    await setFallbackChain(gateway.runtime.db, { workspaceId: tenant.workspaceId, sourceModel: 'gpt-4o-mini', chain: ['sim-chat'], actor: 'test', knownModel: async () => true });
+    await setFallbackChain(gateway.runtime.db, { workspaceId: tenant.workspaceId, sourceModel: 'gpt-4o-mini', chain: ['sim-chat'], actor: 'test', modalityOf: async () => 'chat' });
     const res = await tenant.fetch('/v1/chat/completions', {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true }),

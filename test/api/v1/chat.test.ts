@@ -50,7 +50,7 @@ describe('POST /v1/chat/completions', function () {
 
   it('falls back along the workspace chain and says so in the headers', async () => {
     const { setFallbackChain } = await import('../../../domain/workspaces');
-    await setFallbackChain(gateway.runtime.db, { workspaceId: tenant.workspaceId, sourceModel: 'sim-chat-fail-500', chain: ['sim-chat-mini'], actor: 'test', knownModel: async () => true });
+    await setFallbackChain(gateway.runtime.db, { workspaceId: tenant.workspaceId, sourceModel: 'sim-chat-fail-500', chain: ['sim-chat-mini'], actor: 'test', modalityOf: async () => 'chat' });
     const { data, response } = await tenant.client.chat.completions.create({ model: 'sim-chat-fail-500', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
     expect(data.choices[0].message.content).to.be.a('string');
     expect(response.headers.get('x-model-used')).to.equal('sim-chat-mini');

@@ -158,7 +158,7 @@ describe('POST /v1/images/generations', function () {
 
   it('falls back along the workspace chain (sim-image-fail-500 -> sim-image)', async () => {
     const t = await gateway.newTenant({ credits: 10 });
-    await setFallbackChain(gateway.runtime.db, { workspaceId: t.workspaceId, sourceModel: 'sim-image-fail-500', chain: ['sim-image'], actor: 'test', knownModel: async () => true });
+    await setFallbackChain(gateway.runtime.db, { workspaceId: t.workspaceId, sourceModel: 'sim-image-fail-500', chain: ['sim-image'], actor: 'test', modalityOf: async () => 'image' });
     const { data, response } = await t.client.images.generate({ model: 'sim-image-fail-500', prompt: 'fallback please', size: '256x256' }).withResponse();
     expect(data.data![0].url).to.be.a('string');
     expect(response.headers.get('x-model-used')).to.equal('sim-image');
@@ -233,7 +233,7 @@ describe('POST /v1/images/generations', function () {
 
     it('shows a fallback in its progress and final events', async () => {
       const t = await gateway.newTenant({ credits: 10 });
-      await setFallbackChain(gateway.runtime.db, { workspaceId: t.workspaceId, sourceModel: 'sim-image-fail-500', chain: ['sim-image'], actor: 'test', knownModel: async () => true });
+      await setFallbackChain(gateway.runtime.db, { workspaceId: t.workspaceId, sourceModel: 'sim-image-fail-500', chain: ['sim-image'], actor: 'test', modalityOf: async () => 'image' });
       const stream = await t.client.images.generate({ model: 'sim-image-fail-500', prompt: 'fall back while streaming', size: '256x256', stream: true });
       const events: Array<Record<string, any>> = [];
       for await (const event of stream) events.push(event as unknown as Record<string, any>);

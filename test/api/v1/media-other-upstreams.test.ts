@@ -115,7 +115,7 @@ describe('media endpoints through the other providers\' adapters (fake upstreams
   it('a provider\'s throttling falls back like chat does (FLUX 429 -> sim-image)', async () => {
     const { setFallbackChain } = await import('../../../domain/workspaces');
     const t = await gateway.newTenant({ credits: 20 });
-    await setFallbackChain(gateway.runtime.db, { workspaceId: t.workspaceId, sourceModel: 'flux-pro-1.1', chain: ['sim-image'], actor: 'test', knownModel: async () => true });
+    await setFallbackChain(gateway.runtime.db, { workspaceId: t.workspaceId, sourceModel: 'flux-pro-1.1', chain: ['sim-image'], actor: 'test', modalityOf: async () => 'image' });
     fake.on('POST /v1/flux-pro-1.1', { status: 429, headers: { 'retry-after': '30' }, json: { detail: 'Too many active tasks' } });
     const res = await t.fetch('/v1/images/generations', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'flux-pro-1.1', prompt: 'x' }) });
     expect(res.status).to.equal(200);

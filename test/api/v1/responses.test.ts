@@ -231,7 +231,7 @@ describe('POST /v1/responses (official client, simulated models)', function () {
   it('falls back along the workspace chain and says so in the headers', async () => {
     const { setFallbackChain } = await import('../../../domain/workspaces');
     const t = await gateway.newTenant({ credits: 10 });
-    await setFallbackChain(gateway.runtime.db, { workspaceId: t.workspaceId, sourceModel: 'sim-chat-fail-500', chain: ['sim-chat-mini'], actor: 'test', knownModel: async () => true });
+    await setFallbackChain(gateway.runtime.db, { workspaceId: t.workspaceId, sourceModel: 'sim-chat-fail-500', chain: ['sim-chat-mini'], actor: 'test', modalityOf: async () => 'chat' });
     const { data, response } = await t.client.responses.create({ model: 'sim-chat-fail-500', input: 'hi' }).withResponse();
     expect(data.model).to.equal('sim-chat-mini');
     expect(response.headers.get('x-model-used')).to.equal('sim-chat-mini');

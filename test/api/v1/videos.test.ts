@@ -111,7 +111,7 @@ describe('/v1/videos/generations', function () {
 
   it('falls back along the chain when submission keeps failing', async () => {
     const tenant = await gateway.newTenant({ credits: 100 });
-    await setFallbackChain(gateway.runtime.db, { workspaceId: tenant.workspaceId, sourceModel: 'sim-video-fail', chain: ['sim-video'], actor: 'test', knownModel: async () => true });
+    await setFallbackChain(gateway.runtime.db, { workspaceId: tenant.workspaceId, sourceModel: 'sim-video-fail', chain: ['sim-video'], actor: 'test', modalityOf: async () => 'video' });
     const res = await postVideo(tenant, { model: 'sim-video-fail', prompt: 'fallback please', duration: 2, resolution: '360p' }, { 'x-simulate-failure': '503' });
     const { job } = await waitForJob(tenant.fetch, ((await res.json()) as VideoJobObject).id);
     expect(job).to.include({ status: 'succeeded', model: 'sim-video-fail', model_used: 'sim-video', credits_used: 1 });
