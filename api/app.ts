@@ -57,6 +57,9 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
   v1.use(keyKindGuard());
+  // The management API takes admin keys and sessions, each route checking its own permission.
+  const organization = organizationRouter(deps);
+  v1.use(organization.routes(), organization.allowedMethods());
   const routers = v1Routers(deps);
   for (const router of routers.resources) {
     v1.use(router.routes(), router.allowedMethods());
@@ -76,11 +79,11 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   return app;
 }
 
-/** The `/v1` routers: workspace resources (each route guarded by its own permission) and the model endpoints. */
+/** The `/v1` routers of project keys: workspace resources (each route guarded by its own permission) and the model endpoints. */
 export function v1Routers(deps: AppDeps): { resources: Router<GatewayState>[]; modelEndpoints: Router<GatewayState>[] } {
   return {
     resources: [
-      organizationRouter(deps), modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps),
+      modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps),
       storedResponsesRouter(deps), billingRouter(deps), budgetAlertsRouter(deps),
     ],
     modelEndpoints: [chatRouter(deps), responsesRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)],

@@ -1,7 +1,7 @@
 /**
  * The Responses API. `POST /v1/responses` is a model endpoint (quotas, credits, fallback, Idempotency-Key,
  * streaming) serving every chat model; the stored responses are read and deleted under
- * `/v1/responses/{id}`, always within the key's workspace (another workspace's id is a 404 like any unknown id).
+ * `/v1/responses/{id}` (read like files: `files.read`; deleted with `files.write`), always within the key's workspace (another workspace's id is a 404 like any unknown id).
  */
 import Router from '@koa/router';
 import { InvalidRequestError } from '../../core/errors';
@@ -11,6 +11,7 @@ import { prepareResponsesRequest } from '../../endpoints/responses/request';
 import { streamChatAnswer } from '../chat/stream';
 import { readJsonBody } from '../http/body';
 import type { AppDeps, GatewayState } from '../http/context';
+import { requirePermission } from '../http/permissions';
 import { checkRequestedModel, runModelRequest, sendModelResponse } from '../requests/run';
 
 export function responsesRouter(deps: AppDeps): Router<GatewayState> {
@@ -33,19 +34,19 @@ export function responsesRouter(deps: AppDeps): Router<GatewayState> {
 export function storedResponsesRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
 
-  router.get('/responses/:responseId', async (ctx) => {
+  router.get('/responses/:responseId', requirePermission('files.read'), async (ctx) => {
     refuseUnknownQuery(ctx.query, []);
     const response = await findResponse(deps.db, ctx.state.auth.workspaceId, ctx.params.responseId);
     if (!response) throw responseNotFound(ctx.params.responseId);
     ctx.body = response;
   });
 
-  router.delete('/responses/:responseId', async (ctx) => {
+  router.delete('/responses/:responseId', requirePermission('files.write'), async (ctx) => {
     if (!(await deleteResponse(deps.db, ctx.state.auth.workspaceId, ctx.params.responseId))) throw responseNotFound(ctx.params.responseId);
     ctx.body = { id: ctx.params.responseId, object: 'response', deleted: true };
   });
 
-  router.get('/responses/:responseId/input_items', async (ctx) => {
+  router.get('/responses/:responseId/input_items', requirePermission('files.read'), async (ctx) => {
     const page = await listInputItems(deps.db, ctx.state.auth.workspaceId, ctx.params.responseId, parseInputItemsQuery(ctx.query));
     if (!page) throw responseNotFound(ctx.params.responseId);
     if ('unknownCursor' in page) throw new InvalidRequestError(`Invalid 'after': no input item '${ctx.query.after}' to page after.`, { param: 'after', code: 'invalid_value' });

@@ -46,6 +46,10 @@ export const ROUTES: RouteCase[] = [
   { method: 'DELETE', route: '/v1/files/:fileId', permission: 'files.write' },
   { method: 'GET', route: '/v1/videos/generations/:jobId', permission: 'jobs.read' },
   { method: 'GET', route: '/v1/billing/balance', permission: 'billing.read' },
+  { method: 'GET', route: '/v1/billing/ledger', permission: 'billing.read' },
+  { method: 'GET', route: '/v1/responses/:responseId', permission: 'files.read' },
+  { method: 'DELETE', route: '/v1/responses/:responseId', permission: 'files.write' },
+  { method: 'GET', route: '/v1/responses/:responseId/input_items', permission: 'files.read', cursors: ['after'] },
   {
     method: 'POST', route: '/v1/billing/topups', permission: 'billing.manage',
     body: async () => ({ json: { credits: 1.5 } }), headers: () => ({ 'idempotency-key': randomUUID() }),
@@ -58,6 +62,7 @@ export const ROUTES: RouteCase[] = [
   { method: 'GET', route: '/v1/budget/alerts/:alertId', permission: 'budget_alerts.manage' },
   { method: 'DELETE', route: '/v1/budget/alerts/:alertId', permission: 'budget_alerts.manage' },
   { method: 'POST', route: '/v1/chat/completions', permission: 'models.use', body: async () => ({ json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } }) },
+  { method: 'POST', route: '/v1/responses', permission: 'models.use', body: async () => ({ json: { model: 'sim-chat', input: 'hi' } }) },
   { method: 'POST', route: '/v1/embeddings', permission: 'models.use', body: async () => ({ json: { model: 'sim-embed', input: 'a quiet lake' } }) },
   { method: 'POST', route: '/v1/images/generations', permission: 'models.use', body: async () => ({ json: { model: 'sim-image', prompt: 'a kite' } }) },
   {
@@ -72,7 +77,7 @@ export const ROUTES: RouteCase[] = [
 
 /** Fills the route's path parameters (every one with `id`, or a harmless default). */
 export function pathOf(route: RouteCase, id?: string): string {
-  const defaults: Record<string, string> = { slug: 'sim-chat', model: 'sim-chat', fileId: 'file_missing', jobId: 'vgen_missing', alertId: 'alert_missing' };
+  const defaults: Record<string, string> = { slug: 'sim-chat', model: 'sim-chat', fileId: 'file_missing', jobId: 'vgen_missing', alertId: 'alert_missing', responseId: 'resp_missing' };
   return route.route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(id ?? defaults[name]));
 }
 
