@@ -42,6 +42,8 @@ export interface GatewayConfig {
   eagerStart: boolean;
   activityMode: 'local' | 'remote';
   inProcessResults: boolean;
+  /** The hold sweeper: seconds between sweeps, and the age below which a hold is left to its run. */
+  holdSweep: { everySeconds: number; minAgeSeconds: number };
 }
 
 const schema = {
@@ -74,6 +76,8 @@ const schema = {
     GATEWAY_EAGER_START: { enum: ['true', 'false', '1', '0'] },
     GATEWAY_ACTIVITY_MODE: { enum: ['local', 'remote'] },
     GATEWAY_INPROCESS_RESULTS: { enum: ['true', 'false', '1', '0'] },
+    GATEWAY_HOLD_SWEEP_SECONDS: { type: 'string', pattern: '^[1-9][0-9]*$' },
+    GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS: { type: 'string', pattern: '^[0-9]+$' },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -128,5 +132,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     eagerStart: bool(present.GATEWAY_EAGER_START, true),
     activityMode: (present.GATEWAY_ACTIVITY_MODE as 'local' | 'remote' | undefined) ?? 'local',
     inProcessResults: bool(present.GATEWAY_INPROCESS_RESULTS, true),
+    holdSweep: {
+      everySeconds: Number(present.GATEWAY_HOLD_SWEEP_SECONDS ?? 300),
+      minAgeSeconds: Number(present.GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS ?? 60),
+    },
   };
 }

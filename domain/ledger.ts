@@ -190,12 +190,15 @@ export async function settle(db: Db, opts: { reservationId: string; chargeMicro:
   return { chargedMicro: Number(rows[0].r.chargedMicro), uncoveredMicro: Number(rows[0].r.uncoveredMicro) };
 }
 
-/** Gives the whole hold back (the request failed or was refused), recording its usage when given. Idempotent. */
-export async function refund(db: Db, opts: { reservationId: string; reason: string; usage?: UsageRecord }): Promise<Reservation> {
+/**
+ * Gives the whole hold back (the request failed or was refused), recording its usage when given. Idempotent;
+ * a hold that was never taken is nothing to give back (null).
+ */
+export async function refund(db: Db, opts: { reservationId: string; reason: string; usage?: UsageRecord }): Promise<Reservation | null> {
   const { rows } = await db.raw('select gateway_refund(?, ?, ?::jsonb) as r', [
     opts.reservationId, opts.reason, opts.usage === undefined ? null : usageRecordJson(opts.usage),
   ]);
-  return toReservation(rows[0].r);
+  return rows[0].r === null ? null : toReservation(rows[0].r);
 }
 
 function ledgerError(err: unknown): unknown {

@@ -11,17 +11,20 @@
  * and activity results are in history, so a worker (or API) restart resumes the job where it was, and the
  * settlement's idempotency keys make a retried step charge once.
  */
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
 import type { GatewayActivities } from '../activities';
 import type { VideoPollOutcome } from '../activities/videos';
 import type { UsageRecord } from '../domain/request-accounting';
 import type { VideoJobError, VideoJobSpec } from '../domain/video-jobs';
 import { findGatewayError, mayFallBack } from '../activities/failures';
 
-/** Database steps: quick, retried patiently (a refused reservation is not retried: it is an answer). */
+/**
+ * Database steps: quick and idempotent, so retried until they succeed (a refused reservation is not
+ * retried: it is an answer). A job's books must close whatever our database went through.
+ */
 const books = proxyActivities<GatewayActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 },
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
 /** Submission: the activity sets each retry's delay from the upstream's answer (or exponential with jitter). */
@@ -71,38 +74,58 @@ export async function videoGenerationWorkflow(input: VideoGenerationInput): Prom
   };
 
   let lastError: VideoJobError | null = null;
-  for (let depth = 0; depth < chain.length; depth++) {
-    const model = chain[depth];
-    const plan = await books.planVideoHop({ jobId: input.jobId, model, spec: input.spec });
-    if (!plan.ok) {
-      // The requested model's refusal is the answer; a fallback model that cannot take the job is skipped.
-      if (depth === 0) return fail(null, model, depth, plan.error);
-      continue;
-    }
-    const reservationId = `${input.jobId}:${depth}`;
-    try {
-      await books.reserveCredits({ reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, amountMicro: plan.estimateMicro, requestId: input.jobId, model });
-    } catch (err) {
-      return fail(null, model, depth, errorOf(err, 'credits_not_reserved'));
-    }
+  // The hop's hold while it is neither settled nor given back: a cancelled job gives it back and fails.
+  let open: { reservationId: string; model: string; depth: number } | null = null;
+  try {
+    for (let depth = 0; depth < chain.length; depth++) {
+      const model = chain[depth];
+      const plan = await books.planVideoHop({ jobId: input.jobId, model, spec: input.spec });
+      if (!plan.ok) {
+        // The requested model's refusal is the answer; a fallback model that cannot take the job is skipped.
+        if (depth === 0) return await fail(null, model, depth, plan.error);
+        continue;
+      }
+      const reservationId = `${input.jobId}:${depth}`;
+      open = { reservationId, model, depth };
+      try {
+        await books.reserveCredits({ reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, amountMicro: plan.estimateMicro, requestId: input.jobId, model });
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        open = null;
+        return await fail(null, model, depth, errorOf(err, 'credits_not_reserved'));
+      }
 
-    let operationId: string;
-    try {
-      ({ operationId } = await submitter.submitVideo({ jobId: input.jobId, model, spec: input.spec, params: plan.params, simulate: depth === 0 ? input.spec.simulate : undefined }));
-    } catch (err) {
-      await books.releaseCredits({ reservationId, reason: 'video submission failed' });
-      lastError = errorOf(err, 'upstream_error');
-      if (mayFallBack(err)) continue;
-      return fail(null, model, depth, lastError);
-    }
-    await books.markVideoJobProcessing({ jobId: input.jobId, model });
+      let operationId: string;
+      try {
+        ({ operationId } = await submitter.submitVideo({ jobId: input.jobId, model, spec: input.spec, params: plan.params, simulate: depth === 0 ? input.spec.simulate : undefined }));
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        await books.releaseCredits({ reservationId, reason: 'video submission failed' });
+        open = null;
+        lastError = errorOf(err, 'upstream_error');
+        if (mayFallBack(err)) continue;
+        return await fail(null, model, depth, lastError);
+      }
+      await books.markVideoJobProcessing({ jobId: input.jobId, model });
 
-    const outcome = await followJob(input, model, operationId);
-    if (outcome.status === 'failed') return fail(reservationId, model, depth, outcome.error);
-    const settled = await books.completeVideoJob({
-      jobId: input.jobId, reservationId, model, params: plan.params, videos: outcome.videos, usage: usage(model, depth, 'succeeded'),
-    });
-    return { status: 'succeeded', modelUsed: model, creditsUsedMicro: settled.chargedMicro };
+      const outcome = await followJob(input, model, operationId);
+      if (outcome.status === 'failed') {
+        const failed = await fail(reservationId, model, depth, outcome.error);
+        open = null;
+        return failed;
+      }
+      const settled = await books.completeVideoJob({
+        jobId: input.jobId, reservationId, model, params: plan.params, videos: outcome.videos, usage: usage(model, depth, 'succeeded'),
+      });
+      open = null;
+      return { status: 'succeeded', modelUsed: model, creditsUsedMicro: settled.chargedMicro };
+    }
+  } catch (err) {
+    if (isCancellation(err)) {
+      const hop = open;
+      await CancellationScope.nonCancellable(() => fail(hop?.reservationId ?? null, hop?.model ?? null, hop?.depth ?? 0, { code: 'cancelled', message: 'The job was cancelled.' }));
+    }
+    throw err;
   }
   return fail(null, null, Math.max(0, chain.length - 1), lastError ?? { code: 'no_model_available', message: 'No model in the fallback chain could take this job.' });
 }
