@@ -23,6 +23,7 @@ import { billingRouter } from './billing/routes';
 import { budgetAlertsRouter } from './billing/budget-alerts';
 import { filesRouter } from './files/routes';
 import { videoGenerationsRouter, videoJobsRouter } from './videos/routes';
+import { requestsRouter } from './requests/routes';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
@@ -36,7 +37,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
-  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps)]) {
+  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), requestsRouter(deps)]) {
     v1.use(router.routes(), router.allowedMethods());
   }
   // Billing and budget alerts (role-guarded inside).

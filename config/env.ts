@@ -42,6 +42,8 @@ export interface GatewayConfig {
   eagerStart: boolean;
   activityMode: 'local' | 'remote';
   inProcessResults: boolean;
+  /** How long the API keeps asking an unreachable workflow service for a run's outcome before answering 504 `outcome_unknown`. */
+  outcomeWaitSeconds: number;
   /** The hold sweeper: seconds between sweeps, and the age below which a hold is left to its run. */
   holdSweep: { everySeconds: number; minAgeSeconds: number };
 }
@@ -76,6 +78,7 @@ const schema = {
     GATEWAY_EAGER_START: { enum: ['true', 'false', '1', '0'] },
     GATEWAY_ACTIVITY_MODE: { enum: ['local', 'remote'] },
     GATEWAY_INPROCESS_RESULTS: { enum: ['true', 'false', '1', '0'] },
+    GATEWAY_OUTCOME_WAIT_SECONDS: { type: 'string', pattern: '^[0-9]+$' },
     GATEWAY_HOLD_SWEEP_SECONDS: { type: 'string', pattern: '^[1-9][0-9]*$' },
     GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS: { type: 'string', pattern: '^[0-9]+$' },
   },
@@ -132,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     eagerStart: bool(present.GATEWAY_EAGER_START, true),
     activityMode: (present.GATEWAY_ACTIVITY_MODE as 'local' | 'remote' | undefined) ?? 'local',
     inProcessResults: bool(present.GATEWAY_INPROCESS_RESULTS, true),
+    outcomeWaitSeconds: Number(present.GATEWAY_OUTCOME_WAIT_SECONDS ?? 60),
     holdSweep: {
       everySeconds: Number(present.GATEWAY_HOLD_SWEEP_SECONDS ?? 300),
       minAgeSeconds: Number(present.GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS ?? 60),

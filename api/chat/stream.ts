@@ -4,9 +4,10 @@
  * writes the bytes. Until the first byte an error is still an ordinary JSON error with its status.
  */
 import { InvalidRequestError } from '../../core/errors';
-import type { chatStreamWorkflow, ChatStreamInput } from '../../workflows/chat-stream';
+import type { chatStreamWorkflow, ChatStreamInput, ChatStreamResult } from '../../workflows/chat-stream';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { requestInput, startRequestWorkflow } from '../requests/start';
+import { runResult } from '../requests/outcome';
 import type { ChatCompletionBody } from '../../endpoints/chat/body';
 import { requestWorkflowId } from '../../workflows/contracts';
 
@@ -25,7 +26,7 @@ export async function streamChatCompletion(ctx: GatewayContext, deps: AppDeps, b
     const handle = await startRequestWorkflow<typeof chatStreamWorkflow>(ctx, deps, 'chatStreamWorkflow', {
       workflowId: requestWorkflowId(requestId), args: [input], model: body.model, endpoint: 'chat.completions', workflowExecutionTimeout: '45 minutes',
     });
-    const result = handle.result();
+    const result = runResult<ChatStreamResult>(handle, { requestId, joined: false, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
     // Before the first byte, a failed workflow is an ordinary error response (status and JSON body).
     await Promise.race([sink.whenStarted(), result]);
     if (!sink.hasStarted) {

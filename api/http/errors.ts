@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import { GatewayError, InternalError, NotFoundError } from '../../core/errors';
 import { toGatewayError } from '../../activities/failures';
 import type { Logger } from '../../core/log';
+import { outageError } from './outages';
 
 export function errorMiddleware(log: Logger): Koa.Middleware {
   return async (ctx, next) => {
@@ -18,7 +19,11 @@ export function errorMiddleware(log: Logger): Koa.Middleware {
     } catch (caught) {
       let err: GatewayError = toGatewayError(caught);
       const unexpected = err instanceof InternalError && err !== caught;
-      if (unexpected) {
+      const outage = unexpected ? outageError(caught) : null;
+      if (outage) {
+        log.warn({ err: caught, requestId: ctx.state.requestId, path: ctx.path }, 'a dependency is unavailable');
+        err = outage;
+      } else if (unexpected) {
         log.error({ err: caught, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
         err = new InternalError('The server had an error while processing your request. Retry, and quote the x-request-id if it persists.');
       }
