@@ -1,10 +1,11 @@
 /**
  * The streaming chat call. It runs on the task queue of the API process that holds the client's connection
  * and writes chunks straight to it. Before the first byte a failure is thrown (the workflow may retry or
- * fall back); after it, every ending (finish, upstream error, client gone) is returned with what was used,
- * so the workflow settles exactly that. Heartbeats carry the running usage in case this process dies.
+ * fall back); after it, every ending (finish, upstream error, client gone) is settled here, at what was used,
+ * before `[DONE]` is written (the workflow's own settlement then finds it done), and returned. Heartbeats
+ * carry the running usage with every chunk, so a process that dies mid-stream is billed for what it sent.
  */
-import { activityInfo, heartbeat } from '@temporalio/activity';
+import { activityInfo, Context, heartbeat } from '@temporalio/activity';
 import { chatCost } from '../catalog/pricing';
 import type { ChatCompletionBody } from '../endpoints/chat/body';
 import type { StreamRegistry } from './stream-registry';
@@ -18,6 +19,9 @@ import { modelAdapter } from '../endpoints/model-adapter';
 import type { ChatStreamPart, FinishReason, SimulationDirective } from '../providers/types';
 import type { ActivityDeps } from './deps';
 import { loadPayload, type PayloadRef } from './request-io';
+import { settleRequest, type UsageRecord } from '../domain/request-accounting';
+import { streamUsageStatus } from '../domain/usage-record';
+import { log } from '../core/log';
 
 export interface StreamChatInput {
   requestId: string;
@@ -29,6 +33,15 @@ export interface StreamChatInput {
   simulate?: SimulationDirective;
   /** The requesting workspace (its uploaded files may be named in the messages). */
   workspaceId?: string;
+  /** The hop's hold and its usage record's fixed fields: the stream settles itself before `[DONE]` (absent in older runs). */
+  settlement?: StreamSettlement;
+}
+
+export interface StreamSettlement {
+  reservationId: string;
+  usage: Omit<UsageRecord, 'status' | 'inputTokens' | 'outputTokens' | 'errorCode' | 'latencyMs'>;
+  /** When the request started (ms), for the usage record's latency. */
+  startedAt: number;
 }
 
 /** `not_here`: this process does not hold the request's connection (the workflow then asks the one that does). */
@@ -41,13 +54,20 @@ export interface StreamChatOutcome {
   chargeMicro: number;
   finishReason: FinishReason | null;
   error?: string;
+  /** The charge is already settled (by this activity, before `[DONE]`). */
+  settled?: boolean;
 }
 
 /** What a heartbeat carries: enough to bill the generated part if this process dies mid-stream. */
 export interface StreamProgress {
   inputTokens: number;
   outputChars: number;
+  /** Set once the stream ended: exactly what is billed. */
+  final?: { ending: StreamEnding; inputTokens: number; outputTokens: number; chargeMicro: number };
 }
+
+/** How long a stream that ended keeps trying to record its usage (the workflow settles from its result after that). */
+const SETTLE_PATIENCE_MS = 120_000;
 
 export function createStreamActivities(deps: ActivityDeps & { streams: StreamRegistry }) {
   return {
@@ -94,14 +114,8 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
       let finishReason: FinishReason | null = null;
       let ending: StreamEnding = 'completed';
       let error: string | undefined;
-      let lastBeat = 0;
-      const beat = () => {
-        const now = Date.now();
-        if (now - lastBeat > 1000) {
-          lastBeat = now;
-          heartbeat({ inputTokens: promptTokensEstimate, outputChars } satisfies StreamProgress);
-        }
-      };
+      // Every chunk: the SDK sends the latest at its throttle interval (the workers set it to a second).
+      const beat = () => heartbeat({ inputTokens: promptTokensEstimate, outputChars } satisfies StreamProgress);
       try {
         for (let step = first; !step.done; step = await iterator.next()) {
           const part = step.value;
@@ -137,13 +151,43 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
         ? usage
         : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
       const chargeMicro = chatCost(record, billed);
+      const progress: StreamProgress = { inputTokens: promptTokensEstimate, outputChars, final: { ending, ...billed, chargeMicro } };
+      heartbeat(progress);
+      const settled = input.settlement ? await settleStream(deps, input.settlement, progress) : false;
       if (ending === 'completed') {
         sink.send(chunkObject({ ...base, delta: {}, finishReason: openAIFinishReason(finishReason ?? 'stop') }));
         if (includeUsage) sink.send(chunkObject({ ...base, noChoices: true, usage: { ...usageObject(billed), credits_used: microToCredits(chargeMicro) } }));
       }
       if (ending !== 'client_disconnected') sink.send('[DONE]');
       sink.end();
-      return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error };
+      return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error, settled };
     },
   };
+}
+
+/**
+ * Settles a stream that ended, from the process that wrote it, before `[DONE]`: a crash after the last byte
+ * then bills what was delivered. Retried (heartbeating) through a database outage for a while; past that the
+ * workflow settles from this activity's result instead. Idempotent with the workflow's own settlement.
+ */
+async function settleStream(deps: ActivityDeps, settlement: StreamSettlement, progress: StreamProgress): Promise<boolean> {
+  const ended = progress.final!;
+  const usage: UsageRecord = {
+    ...settlement.usage, ...streamUsageStatus(ended.ending), inputTokens: ended.inputTokens, outputTokens: ended.outputTokens,
+    latencyMs: Date.now() - settlement.startedAt,
+  };
+  const giveUpAt = Date.now() + SETTLE_PATIENCE_MS;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 4_000)) {
+    try {
+      await settleRequest(deps.db, { reservationId: settlement.reservationId, chargeMicro: ended.chargeMicro, usage });
+      return true;
+    } catch (err) {
+      if (Date.now() >= giveUpAt || Context.current().cancellationSignal.aborted) {
+        log.warn({ err, reservationId: settlement.reservationId }, 'a stream could not record its usage; its workflow settles it');
+        return false;
+      }
+      await new Promise((r) => setTimeout(r, delay));
+      heartbeat(progress);
+    }
+  }
 }
