@@ -17,6 +17,7 @@ import type { VideoPollOutcome } from '../activities/videos';
 import type { UsageRecord } from '../domain/request-accounting';
 import type { VideoJobError, VideoJobSpec } from '../domain/video-jobs';
 import { findGatewayError, mayFallBack } from '../activities/failures';
+import { InternalError } from '../core/errors';
 
 /**
  * Database steps: quick and idempotent, so retried until they succeed (a refused reservation is not
@@ -27,18 +28,26 @@ const books = proxyActivities<GatewayActivities>({
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-/** Submission: the activity sets each retry's delay from the upstream's answer (or exponential with jitter). */
+/**
+ * Submission: the activity sets each retry's delay from the upstream's answer (or exponential with jitter).
+ * It heartbeats every second, so a worker that dies mid-submission is noticed in seconds; the retry finds
+ * the kept operation id, or repeats the submission under the same idempotency key.
+ */
 const submitter = proxyActivities<GatewayActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 4 },
 });
 
-/** One poll, including the copy of finished videos into our bucket (large files: a generous ceiling). */
+/** One poll, including the copy of finished videos into our bucket (large files: a generous ceiling; heartbeats every second). */
 const poller = proxyActivities<GatewayActivities>({
   startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '5 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 });
+
+/** Between rounds of a step that failed for a reason of our own (storage, database, a worker that died). */
+const OWN_FAILURE_PAUSE_MS = 30_000;
 
 const FIRST_POLL_MS = 1_000;
 const MAX_POLL_MS = 15_000;
@@ -97,7 +106,9 @@ export async function videoGenerationWorkflow(input: VideoGenerationInput): Prom
 
       let operationId: string;
       try {
-        ({ operationId } = await submitter.submitVideo({ jobId: input.jobId, model, spec: input.spec, params: plan.params, simulate: depth === 0 ? input.spec.simulate : undefined }));
+        ({ operationId } = await throughOwnFailures(() => submitter.submitVideo({
+          jobId: input.jobId, depth, model, spec: input.spec, params: plan.params, simulate: depth === 0 ? input.spec.simulate : undefined,
+        })));
       } catch (err) {
         if (isCancellation(err)) throw err;
         await books.releaseCredits({ reservationId, reason: 'video submission failed' });
@@ -130,9 +141,14 @@ export async function videoGenerationWorkflow(input: VideoGenerationInput): Prom
   return fail(null, null, Math.max(0, chain.length - 1), lastError ?? { code: 'no_model_available', message: 'No model in the fallback chain could take this job.' });
 }
 
-/** Polls until the upstream job ends, waiting longer between polls as it runs. */
+/**
+ * Polls until the upstream job ends, waiting longer between polls as it runs. Failures of our own (storage
+ * down while a finished video is copied, the database, a worker that died) never end the job: it waits
+ * them out until the job's deadline; only the provider's own errors do.
+ */
 async function followJob(input: VideoGenerationInput, model: string, operationId: string): Promise<Exclude<VideoPollOutcome, { status: 'processing' }>> {
   const deadline = Date.now() + JOB_DEADLINE_MS;
+  const timedOut = { status: 'failed' as const, error: { code: 'video_timeout', message: `The video did not finish within ${JOB_DEADLINE_MS / 3_600_000} hours.` } };
   let delay = FIRST_POLL_MS;
   for (;;) {
     await sleep(delay);
@@ -140,16 +156,42 @@ async function followJob(input: VideoGenerationInput, model: string, operationId
     try {
       outcome = await poller.pollVideo({ jobId: input.jobId, workspaceId: input.workspaceId, model, operationId });
     } catch (err) {
-      return { status: 'failed', error: errorOf(err, 'upstream_error') };
+      if (isCancellation(err)) throw err;
+      if (!isOwnFailure(err)) return { status: 'failed', error: errorOf(err, 'upstream_error') };
+      if (Date.now() > deadline) return timedOut;
+      delay = OWN_FAILURE_PAUSE_MS;
+      continue;
     }
     if (outcome.status !== 'processing') return outcome;
-    if (Date.now() > deadline) return { status: 'failed', error: { code: 'video_timeout', message: `The provider did not finish the video within ${JOB_DEADLINE_MS / 3_600_000} hours.` } };
+    if (Date.now() > deadline) return timedOut;
     delay = Math.min(Math.round(delay * POLL_BACKOFF), MAX_POLL_MS);
   }
 }
 
+/** Runs a step again (after a pause) for as long as it fails for a reason of our own; the provider's errors are thrown. */
+async function throughOwnFailures<T>(step: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await step();
+    } catch (err) {
+      if (isCancellation(err) || !isOwnFailure(err)) throw err;
+      await sleep(OWN_FAILURE_PAUSE_MS);
+    }
+  }
+}
+
+/**
+ * A failure of ours rather than the provider's or the caller's: an untyped or internal error (storage,
+ * database), or an activity that timed out without a gateway error (its worker died).
+ */
+function isOwnFailure(err: unknown): boolean {
+  const error = findGatewayError(err);
+  return error === null || error instanceof InternalError;
+}
+
+/** The job's error as the client sees it: the provider's own message, never our internals (hosts, addresses). */
 function errorOf(err: unknown, fallbackCode: string): VideoJobError {
   const error = findGatewayError(err);
-  if (error) return { code: error.code ?? fallbackCode, message: error.message };
-  return { code: fallbackCode, message: err instanceof Error ? err.message : String(err) };
+  if (error && !(error instanceof InternalError)) return { code: error.code ?? fallbackCode, message: error.message };
+  return { code: 'internal_error', message: 'The gateway could not complete the job; nothing was charged for it.' };
 }
