@@ -4,13 +4,13 @@
  * operations are idempotent (the usage record is unique per request id).
  */
 import type { Knex } from 'knex';
-import { refund, settle } from './ledger';
+import { refund, settle, type SettleOutcome } from './ledger';
 import { usageRecordJson, type UsageRecord } from './usage-record';
 
 export type { RequestStatus, UsageRecord } from './usage-record';
 
 /** Charges `chargeMicro` against the reservation and records the usage, in one transaction. Idempotent. */
-export async function settleRequest(db: Knex, opts: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number; uncoveredMicro: number }> {
+export async function settleRequest(db: Knex, opts: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<SettleOutcome> {
   return settle(db, { reservationId: opts.reservationId, chargeMicro: opts.chargeMicro, model: opts.usage.modelUsed ?? undefined, usage: opts.usage });
 }
 

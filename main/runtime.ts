@@ -55,7 +55,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const db = createDb(opts.databaseUrl, { poolMax: 20 });
   await prepareDatabase(db);
   const storage = new ObjectStorage(opts.s3);
-  await storage.ensureBucket();
+  // Object storage is not needed to start (chat never touches it): the bucket is made now if S3 answers, else on first use.
+  storage.ensureBucket().catch((err) => log.warn({ err }, 'object storage is unavailable; the bucket is created on first use'));
   const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace);
   await ensureSearchAttributes(temporal, log);
   const catalog = new ModelCatalog(db);
