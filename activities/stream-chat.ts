@@ -18,6 +18,7 @@ import { microToCredits } from '../core/money';
 import { modelAdapter } from '../endpoints/model-adapter';
 import type { ChatStreamPart, FinishReason, SimulationDirective } from '../providers/types';
 import type { ActivityDeps } from './deps';
+import { heartbeating } from './heartbeat';
 import { loadPayload, type PayloadRef } from './request-io';
 import { settleRequest, type UsageRecord } from '../domain/request-accounting';
 import { streamUsageStatus } from '../domain/usage-record';
@@ -72,102 +73,108 @@ const SETTLE_PATIENCE_MS = 120_000;
 export function createStreamActivities(deps: ActivityDeps & { streams: StreamRegistry }) {
   return {
     async streamChat(input: StreamChatInput): Promise<StreamChatOutcome> {
-      const attempt = activityInfo().attempt;
-      const sink = deps.streams.get(input.requestId);
-      const none: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
-      if (!sink) return { ...none, ending: 'not_here' };
-      if (sink.clientGone) return none;
-
-      const record = await deps.catalog.get(input.model);
-      if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
-      const body = (await loadPayload(deps.storage, input.body)) as ChatCompletionBody;
-      const includeUsage = Boolean(body.stream_options?.include_usage);
-      const promptTokensEstimate = estimateTokens(promptCharacters(body));
-      const abort = new AbortController();
-      sink.onClientGone(() => abort.abort());
-
-      let iterator: AsyncIterator<ChatStreamPart>;
-      let first: IteratorResult<ChatStreamPart>;
-      try {
-        const adapter = modelAdapter(deps.providers, record, 'chat');
-        const messages = fileReferences(body.messages).length === 0 ? body.messages : await inlineReferencedFiles(body.messages, {
-          db: deps.db, storage: deps.storage, workspaceId: input.workspaceId ?? '', imagesAsImageUrl: Boolean(record.capabilities.vision),
-        });
-        iterator = adapter.doStream(toChatRequest({ ...body, messages }, record), {
-          requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
-        })[Symbol.asyncIterator]();
-        first = await iterator.next();
-      } catch (err) {
-        if (sink.clientGone) return none;
-        throw err; // before the first byte: retried or fallen back under the one failure policy
-      }
-
-      const base = { requestId: input.requestId, created: input.created, model: record.slug };
-      sink.start({
-        'x-model-used': record.slug,
-        ...(input.fallbackFrom ? { 'x-fallback-from': input.fallbackFrom, 'x-fallback-depth': String(input.fallbackDepth) } : {}),
-      });
-      sink.send(chunkObject({ ...base, delta: { role: 'assistant', content: '' } }));
-
-      let outputChars = 0;
-      let usage: { inputTokens: number; outputTokens: number } | null = null;
-      let finishReason: FinishReason | null = null;
-      let ending: StreamEnding = 'completed';
-      let error: string | undefined;
-      // Every chunk: the SDK sends the latest at its throttle interval (the workers set it to a second).
-      const beat = () => heartbeat({ inputTokens: promptTokensEstimate, outputChars } satisfies StreamProgress);
-      try {
-        for (let step = first; !step.done; step = await iterator.next()) {
-          const part = step.value;
-          if (part.type === 'text-delta') {
-            outputChars += part.delta.length;
-            sink.send(chunkObject({ ...base, delta: { content: part.delta } }));
-          } else if (part.type === 'tool-call-delta') {
-            outputChars += part.argumentsDelta.length + (part.name?.length ?? 0);
-            sink.send(chunkObject({ ...base, delta: { tool_calls: [{ index: part.index, ...(part.id ? { id: part.id, type: 'function' } : {}), function: { ...(part.name ? { name: part.name } : {}), arguments: part.argumentsDelta } }] } }));
-          } else {
-            finishReason = part.finishReason;
-            if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
-          }
-          if (sink.clientGone) break;
-          beat();
-        }
-      } catch (err) {
-        if (!sink.clientGone) {
-          ending = 'upstream_error';
-          const gw = err instanceof GatewayError ? err : new UpstreamError(String(err), { kind: 'network', provider: record.provider });
-          error = gw.message;
-          sink.send({ error: { message: gw.message, type: gw.type, param: null, code: gw.code } });
-        }
-      }
-      if (sink.clientGone) {
-        ending = 'client_disconnected';
-        abort.abort();
-        await iterator.return?.().catch(() => undefined);
-      }
-
-      // The provider's count when it gave one; otherwise (and for cut-off streams) an estimate of what was generated.
-      const billed = usage && ending === 'completed'
-        ? usage
-        : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
-      const chargeMicro = chatCost(record, billed);
-      const progress: StreamProgress = { inputTokens: promptTokensEstimate, outputChars, final: { ending, ...billed, chargeMicro } };
-      heartbeat(progress);
-      const settled = input.settlement ? await settleStream(deps, input.settlement, progress) : false;
-      if (ending === 'completed') {
-        sink.send(chunkObject({ ...base, delta: {}, finishReason: openAIFinishReason(finishReason ?? 'stop') }));
-        if (includeUsage) sink.send(chunkObject({ ...base, noChoices: true, usage: { ...usageObject(billed), credits_used: microToCredits(chargeMicro) } }));
-      }
-      if (ending !== 'client_disconnected') sink.send('[DONE]');
-      sink.end();
-      return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error, settled };
+      // The latest progress goes out with every chunk and, between chunks, on a timer.
+      let latest: StreamProgress = { inputTokens: 0, outputChars: 0 };
+      return heartbeating(() => streamOnce(input, (progress) => { latest = progress; heartbeat(progress); }), () => latest);
     },
   };
+
+  async function streamOnce(input: StreamChatInput, report: (progress: StreamProgress) => void): Promise<StreamChatOutcome> {
+    const attempt = activityInfo().attempt;
+    const sink = deps.streams.get(input.requestId);
+    const none: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
+    if (!sink) return { ...none, ending: 'not_here' };
+    if (sink.clientGone) return none;
+
+    const record = await deps.catalog.get(input.model);
+    if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
+    const body = (await loadPayload(deps.storage, input.body)) as ChatCompletionBody;
+    const includeUsage = Boolean(body.stream_options?.include_usage);
+    const promptTokensEstimate = estimateTokens(promptCharacters(body));
+    const abort = new AbortController();
+    sink.onClientGone(() => abort.abort());
+
+    let iterator: AsyncIterator<ChatStreamPart>;
+    let first: IteratorResult<ChatStreamPart>;
+    try {
+      const adapter = modelAdapter(deps.providers, record, 'chat');
+      const messages = fileReferences(body.messages).length === 0 ? body.messages : await inlineReferencedFiles(body.messages, {
+        db: deps.db, storage: deps.storage, workspaceId: input.workspaceId ?? '', imagesAsImageUrl: Boolean(record.capabilities.vision),
+      });
+      iterator = adapter.doStream(toChatRequest({ ...body, messages }, record), {
+        requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
+      })[Symbol.asyncIterator]();
+      first = await iterator.next();
+    } catch (err) {
+      if (sink.clientGone) return none;
+      throw err; // before the first byte: retried or fallen back under the one failure policy
+    }
+
+    const base = { requestId: input.requestId, created: input.created, model: record.slug };
+    sink.start({
+      'x-model-used': record.slug,
+      ...(input.fallbackFrom ? { 'x-fallback-from': input.fallbackFrom, 'x-fallback-depth': String(input.fallbackDepth) } : {}),
+    });
+    sink.send(chunkObject({ ...base, delta: { role: 'assistant', content: '' } }));
+
+    let outputChars = 0;
+    let usage: { inputTokens: number; outputTokens: number } | null = null;
+    let finishReason: FinishReason | null = null;
+    let ending: StreamEnding = 'completed';
+    let error: string | undefined;
+    // Every chunk: the SDK sends the latest at its throttle interval (the workers set it to a second).
+    const beat = () => report({ inputTokens: promptTokensEstimate, outputChars });
+    try {
+      for (let step = first; !step.done; step = await iterator.next()) {
+        const part = step.value;
+        if (part.type === 'text-delta') {
+          outputChars += part.delta.length;
+          sink.send(chunkObject({ ...base, delta: { content: part.delta } }));
+        } else if (part.type === 'tool-call-delta') {
+          outputChars += part.argumentsDelta.length + (part.name?.length ?? 0);
+          sink.send(chunkObject({ ...base, delta: { tool_calls: [{ index: part.index, ...(part.id ? { id: part.id, type: 'function' } : {}), function: { ...(part.name ? { name: part.name } : {}), arguments: part.argumentsDelta } }] } }));
+        } else {
+          finishReason = part.finishReason;
+          if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
+        }
+        if (sink.clientGone) break;
+        beat();
+      }
+    } catch (err) {
+      if (!sink.clientGone) {
+        ending = 'upstream_error';
+        const gw = err instanceof GatewayError ? err : new UpstreamError(String(err), { kind: 'network', provider: record.provider });
+        error = gw.message;
+        sink.send({ error: { message: gw.message, type: gw.type, param: null, code: gw.code } });
+      }
+    }
+    if (sink.clientGone) {
+      ending = 'client_disconnected';
+      abort.abort();
+      await iterator.return?.().catch(() => undefined);
+    }
+
+    // The provider's count when it gave one; otherwise (and for cut-off streams) an estimate of what was generated.
+    const billed = usage && ending === 'completed'
+      ? usage
+      : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
+    const chargeMicro = chatCost(record, billed);
+    const progress: StreamProgress = { inputTokens: promptTokensEstimate, outputChars, final: { ending, ...billed, chargeMicro } };
+    report(progress);
+    const settled = input.settlement ? await settleStream(deps, input.settlement, progress) : false;
+    if (ending === 'completed') {
+      sink.send(chunkObject({ ...base, delta: {}, finishReason: openAIFinishReason(finishReason ?? 'stop') }));
+      if (includeUsage) sink.send(chunkObject({ ...base, noChoices: true, usage: { ...usageObject(billed), credits_used: microToCredits(chargeMicro) } }));
+    }
+    if (ending !== 'client_disconnected') sink.send('[DONE]');
+    sink.end();
+    return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error, settled };
+  }
 }
 
 /**
  * Settles a stream that ended, from the process that wrote it, before `[DONE]`: a crash after the last byte
- * then bills what was delivered. Retried (heartbeating) through a database outage for a while; past that the
+ * then bills what was delivered. Retried (still heartbeating) through a database outage for a while; past that the
  * workflow settles from this activity's result instead. Idempotent with the workflow's own settlement.
  */
 async function settleStream(deps: ActivityDeps, settlement: StreamSettlement, progress: StreamProgress): Promise<boolean> {
@@ -187,7 +194,6 @@ async function settleStream(deps: ActivityDeps, settlement: StreamSettlement, pr
         return false;
       }
       await new Promise((r) => setTimeout(r, delay));
-      heartbeat(progress);
     }
   }
 }

@@ -20,21 +20,7 @@ import {
 import type { SimulationDirective, VideoModelAdapter, VideoSubmitRequest } from '../providers/types';
 import type { ActivityDeps } from './deps';
 import { signalBudgetWatcherQuietly } from './budget-signal';
-
-/** How often the submit and poll activities tell Temporal they are alive (their heartbeat timeouts are short). */
-const HEARTBEAT_EVERY_MS = 1_000;
-
-/** Runs `work` while heartbeating, so a worker that dies is noticed in seconds, not at the start-to-close timeout. */
-async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
-  const context = Context.current();
-  context.heartbeat();
-  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
+import { heartbeating } from './heartbeat';
 
 /** Largest video copied from a provider's URL. */
 const MAX_VIDEO_BYTES = 2 * 1024 ** 3;

@@ -18,7 +18,8 @@ export interface ChatStreamInput extends ModelRequestInput {
 
 const STREAM_OPTIONS = {
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '20 seconds',
+  // The activity heartbeats every second (and with every chunk): a process that died is noticed in seconds.
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
 } as const;
 

@@ -43,7 +43,7 @@ const submitter = proxyActivities<GatewayActivities>({
 const poller = proxyActivities<GatewayActivities>({
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 10 },
 });
 
 /** Between rounds of a step that failed for a reason of our own (storage, database, a worker that died). */

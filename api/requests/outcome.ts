@@ -66,15 +66,16 @@ export async function runResult<T>(handle: WorkflowHandle, run: RunRef): Promise
   }
 }
 
-function whereToLook(run: RunRef): string {
+function whereToLook(run: Pick<RunRef, 'requestId' | 'joined'>): string {
   return run.joined
     ? 'Send it again with the same Idempotency-Key to receive its result.'
     : `GET /v1/requests/${run.requestId} shows its outcome and charge; or send it with an Idempotency-Key to make retries safe.`;
 }
 
-function outcomeUnknown(run: RunRef): ServiceUnavailableError {
+/** 504: the request may have started (and may finish, charged at most once), but the gateway cannot tell now. */
+export function outcomeUnknown(run: Pick<RunRef, 'requestId' | 'joined'>): ServiceUnavailableError {
   return new ServiceUnavailableError(
-    `The gateway lost sight of this request while it ran (its workflow service did not answer in time). It may still finish, and is charged at most once; do not send it again as a new request. ${whereToLook(run)}`,
+    `The gateway lost sight of this request (its workflow service did not answer in time). It may still run and finish, and is charged at most once; do not send it again as a new request. ${whereToLook(run)}`,
     { code: 'outcome_unknown', status: 504, retryAfterSeconds: 5 },
   );
 }
