@@ -13,6 +13,7 @@ import { createSystemActivities } from './system';
 import { createBillingActivities } from './billing';
 import { createBudgetActivities } from './budget';
 import { createVideoActivities } from './videos';
+import { createHoldActivities } from './holds';
 
 
 export function createActivities(deps: ActivityDeps) {
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createBillingActivities(deps),
     ...createBudgetActivities(deps),
     ...createVideoActivities(deps),
+    ...createHoldActivities(deps),
   });
 }
 

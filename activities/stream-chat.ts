@@ -1,11 +1,13 @@
 /**
  * The streaming chat call. It runs on the task queue of the API process that holds the client's connection
  * and writes the answer straight to it, in the wire format of the endpoint that asked (chat completion
- * chunks, or Responses events: endpoints/stream-formats.ts). Before the first byte a failure is thrown (the workflow may retry or
- * fall back); after it, every ending (finish, upstream error, client gone) is returned with what was used,
- * so the workflow settles exactly that. Heartbeats carry the running usage in case this process dies.
+ * chunks, or Responses events: endpoints/stream-formats.ts). Before the first byte a failure is thrown (the
+ * workflow may retry or fall back); after it, every ending (finish, upstream error, client gone) is settled
+ * here, at what was used, before the stream's end is written (the workflow's own settlement then finds it
+ * done), and returned. Heartbeats carry the running usage with every chunk, so a process that dies
+ * mid-stream is billed for what it sent.
  */
-import { activityInfo, heartbeat } from '@temporalio/activity';
+import { activityInfo, Context, heartbeat } from '@temporalio/activity';
 import { chatCost } from '../catalog/pricing';
 import type { StreamRegistry } from './stream-registry';
 import { withFileContents } from '../endpoints/chat/handler';
@@ -17,7 +19,11 @@ import { GatewayError, NotFoundError, UpstreamError } from '../core/errors';
 import { modelAdapter } from '../endpoints/model-adapter';
 import type { ChatStreamPart, FinishReason, SimulationDirective } from '../providers/types';
 import type { ActivityDeps } from './deps';
+import { heartbeating } from './heartbeat';
 import { loadPayload, type PayloadRef } from './request-io';
+import { settleRequest, type UsageRecord } from '../domain/request-accounting';
+import { streamUsageStatus } from '../domain/usage-record';
+import { log } from '../core/log';
 
 export interface StreamChatInput {
   requestId: string;
@@ -31,6 +37,15 @@ export interface StreamChatInput {
   simulate?: SimulationDirective;
   /** The requesting workspace (its uploaded files may be named in the messages). */
   workspaceId?: string;
+  /** The hop's hold and its usage record's fixed fields: the stream settles itself before `[DONE]` (absent in older runs). */
+  settlement?: StreamSettlement;
+}
+
+export interface StreamSettlement {
+  reservationId: string;
+  usage: Omit<UsageRecord, 'status' | 'inputTokens' | 'outputTokens' | 'errorCode' | 'latencyMs'>;
+  /** When the request started (ms), for the usage record's latency. */
+  startedAt: number;
 }
 
 /** `not_here`: this process does not hold the request's connection (the workflow then asks the one that does). */
@@ -43,105 +58,142 @@ export interface StreamChatOutcome {
   chargeMicro: number;
   finishReason: FinishReason | null;
   error?: string;
+  /** The charge is already settled (by this activity, before `[DONE]`). */
+  settled?: boolean;
 }
 
 /** What a heartbeat carries: enough to bill the generated part if this process dies mid-stream. */
 export interface StreamProgress {
   inputTokens: number;
   outputChars: number;
+  /** Set once the stream ended: exactly what is billed. */
+  final?: { ending: StreamEnding; inputTokens: number; outputTokens: number; chargeMicro: number };
 }
+
+/** How long a stream that ended keeps trying to record its usage (the workflow settles from its result after that). */
+const SETTLE_PATIENCE_MS = 120_000;
 
 export function createStreamActivities(deps: ActivityDeps & { streams: StreamRegistry }) {
   return {
     async streamChat(input: StreamChatInput): Promise<StreamChatOutcome> {
-      const attempt = activityInfo().attempt;
-      const sink = deps.streams.get(input.requestId);
-      const none: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
-      if (!sink) return { ...none, ending: 'not_here' };
-      if (sink.clientGone) return none;
-
-      const record = await deps.catalog.get(input.model);
-      if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
-      const format = chatStreamFormat(input.endpoint ?? 'chat.completions');
-      const body = await loadPayload(deps.storage, input.body);
-      const chatBody = format.chatBody(body);
-      const promptTokensEstimate = estimateTokens(promptCharacters(chatBody));
-      const abort = new AbortController();
-      sink.onClientGone(() => abort.abort());
-
-      let iterator: AsyncIterator<ChatStreamPart>;
-      let first: IteratorResult<ChatStreamPart>;
-      try {
-        const adapter = modelAdapter(deps.providers, record, 'chat');
-        const request = toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record);
-        iterator = adapter.doStream(request, {
-          requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
-        })[Symbol.asyncIterator]();
-        first = await iterator.next();
-      } catch (err) {
-        if (sink.clientGone) return none;
-        throw err; // before the first byte: retried or fallen back under the one failure policy
-      }
-
-      const writer = format.writer(body, {
-        requestId: input.requestId, created: input.created, model: record.slug, send: (data, event) => sink.send(data, event), db: deps.db, workspaceId: input.workspaceId,
-      });
-      sink.start({
-        'x-model-used': record.slug,
-        ...(input.fallbackFrom ? { 'x-fallback-from': input.fallbackFrom, 'x-fallback-depth': String(input.fallbackDepth) } : {}),
-      });
-      writer.open();
-
-      let outputChars = 0;
-      let usage: { inputTokens: number; outputTokens: number } | null = null;
-      let finishReason: FinishReason | null = null;
-      let ending: StreamEnding = 'completed';
-      let error: string | undefined;
-      let lastBeat = 0;
-      const beat = () => {
-        const now = Date.now();
-        if (now - lastBeat > 1000) {
-          lastBeat = now;
-          heartbeat({ inputTokens: promptTokensEstimate, outputChars } satisfies StreamProgress);
-        }
-      };
-      try {
-        for (let step = first; !step.done; step = await iterator.next()) {
-          const part = step.value;
-          if (part.type === 'finish') {
-            finishReason = part.finishReason;
-            if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
-          } else {
-            outputChars += part.type === 'text-delta' ? part.delta.length : part.argumentsDelta.length + (part.name?.length ?? 0);
-            writer.part(part);
-          }
-          if (sink.clientGone) break;
-          beat();
-        }
-      } catch (err) {
-        if (!sink.clientGone) {
-          ending = 'upstream_error';
-          // An untyped failure's own text (a stack's wording, an address) is not the client's to read.
-          const gw = err instanceof GatewayError ? err : new UpstreamError('The model stream broke off.', { kind: 'network', provider: record.provider });
-          error = gw.message;
-          writer.fail(gw);
-        }
-      }
-      if (sink.clientGone) {
-        ending = 'client_disconnected';
-        abort.abort();
-        await iterator.return?.().catch(() => undefined);
-      }
-
-      // The provider's count when it gave one; otherwise (and for cut-off streams) an estimate of what was generated.
-      const billed = usage && ending === 'completed'
-        ? usage
-        : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
-      const chargeMicro = chatCost(record, billed);
-      if (ending === 'completed') await writer.finish({ finishReason: finishReason ?? 'stop', usage: billed, chargeMicro });
-      if (ending !== 'client_disconnected') writer.close();
-      sink.end();
-      return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error };
+      // The latest progress goes out with every chunk and, between chunks, on a timer.
+      let latest: StreamProgress = { inputTokens: 0, outputChars: 0 };
+      return heartbeating(() => streamOnce(input, (progress) => { latest = progress; heartbeat(progress); }), () => latest);
     },
   };
+
+  async function streamOnce(input: StreamChatInput, report: (progress: StreamProgress) => void): Promise<StreamChatOutcome> {
+    const attempt = activityInfo().attempt;
+    const sink = deps.streams.get(input.requestId);
+    const none: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
+    if (!sink) return { ...none, ending: 'not_here' };
+    if (sink.clientGone) return none;
+
+    const record = await deps.catalog.get(input.model);
+    if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
+    const format = chatStreamFormat(input.endpoint ?? 'chat.completions');
+    const body = await loadPayload(deps.storage, input.body);
+    const chatBody = format.chatBody(body);
+    const promptTokensEstimate = estimateTokens(promptCharacters(chatBody));
+    const abort = new AbortController();
+    sink.onClientGone(() => abort.abort());
+
+    let iterator: AsyncIterator<ChatStreamPart>;
+    let first: IteratorResult<ChatStreamPart>;
+    try {
+      const adapter = modelAdapter(deps.providers, record, 'chat');
+      const request = toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record);
+      iterator = adapter.doStream(request, {
+        requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
+      })[Symbol.asyncIterator]();
+      first = await iterator.next();
+    } catch (err) {
+      if (sink.clientGone) return none;
+      throw err; // before the first byte: retried or fallen back under the one failure policy
+    }
+
+    const writer = format.writer(body, {
+      requestId: input.requestId, created: input.created, model: record.slug, send: (data, event) => sink.send(data, event), db: deps.db, workspaceId: input.workspaceId,
+    });
+    sink.start({
+      'x-model-used': record.slug,
+      ...(input.fallbackFrom ? { 'x-fallback-from': input.fallbackFrom, 'x-fallback-depth': String(input.fallbackDepth) } : {}),
+    });
+    writer.open();
+
+    let outputChars = 0;
+    let usage: { inputTokens: number; outputTokens: number } | null = null;
+    let finishReason: FinishReason | null = null;
+    let ending: StreamEnding = 'completed';
+    let error: string | undefined;
+    // Every chunk: the SDK sends the latest at its throttle interval (the workers set it to a second).
+    const beat = () => report({ inputTokens: promptTokensEstimate, outputChars });
+    try {
+      for (let step = first; !step.done; step = await iterator.next()) {
+        const part = step.value;
+        if (part.type === 'finish') {
+          finishReason = part.finishReason;
+          if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
+        } else {
+          outputChars += part.type === 'text-delta' ? part.delta.length : part.argumentsDelta.length + (part.name?.length ?? 0);
+          writer.part(part);
+        }
+        if (sink.clientGone) break;
+        beat();
+      }
+    } catch (err) {
+      if (!sink.clientGone) {
+        ending = 'upstream_error';
+        // An untyped failure's own text (a stack's wording, an address) is not the client's to read.
+        const gw = err instanceof GatewayError ? err : new UpstreamError('The model stream broke off.', { kind: 'network', provider: record.provider });
+        error = gw.message;
+        writer.fail(gw);
+      }
+    }
+    if (sink.clientGone) {
+      ending = 'client_disconnected';
+      abort.abort();
+      await iterator.return?.().catch(() => undefined);
+    }
+
+    // The provider's count when it gave one; otherwise (and for cut-off streams) an estimate of what was generated.
+    const billed = usage && ending === 'completed'
+      ? usage
+      : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
+    const chargeMicro = chatCost(record, billed);
+    const progress: StreamProgress = { inputTokens: promptTokensEstimate, outputChars, final: { ending, ...billed, chargeMicro } };
+    report(progress);
+    // The books first: a crash after the last byte then bills what was delivered.
+    const settled = input.settlement ? await settleStream(deps, input.settlement, progress) : false;
+    if (ending === 'completed') await writer.finish({ finishReason: finishReason ?? 'stop', usage: billed, chargeMicro });
+    if (ending !== 'client_disconnected') writer.close();
+    sink.end();
+    return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error, settled };
+  }
+}
+
+/**
+ * Settles a stream that ended, from the process that wrote it, before `[DONE]`: a crash after the last byte
+ * then bills what was delivered. Retried (still heartbeating) through a database outage for a while; past that the
+ * workflow settles from this activity's result instead. Idempotent with the workflow's own settlement.
+ */
+async function settleStream(deps: ActivityDeps, settlement: StreamSettlement, progress: StreamProgress): Promise<boolean> {
+  const ended = progress.final!;
+  const usage: UsageRecord = {
+    ...settlement.usage, ...streamUsageStatus(ended.ending), inputTokens: ended.inputTokens, outputTokens: ended.outputTokens,
+    latencyMs: Date.now() - settlement.startedAt,
+  };
+  const giveUpAt = Date.now() + SETTLE_PATIENCE_MS;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 4_000)) {
+    try {
+      await settleRequest(deps.db, { reservationId: settlement.reservationId, chargeMicro: ended.chargeMicro, usage });
+      return true;
+    } catch (err) {
+      if (Date.now() >= giveUpAt || Context.current().cancellationSignal.aborted) {
+        log.warn({ err, reservationId: settlement.reservationId }, 'a stream could not record its usage; its workflow settles it');
+        return false;
+      }
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
 }

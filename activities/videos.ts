@@ -14,11 +14,13 @@ import { eligibleModel } from '../domain/model-eligibility';
 import { modelAdapter } from '../endpoints/model-adapter';
 import type { UsageRecord } from '../domain/request-accounting';
 import {
-  completeVideoJob, failVideoJob, isVideoJobOpen, markVideoJobProcessing, recordVideoProgress, type StoredVideo, type VideoJobError, type VideoJobSpec,
+  completeVideoJob, failVideoJob, findVideoOperation, isVideoJobOpen, markVideoJobProcessing, recordVideoOperation, recordVideoProgress,
+  type StoredVideo, type VideoJobError, type VideoJobSpec,
 } from '../domain/video-jobs';
 import type { SimulationDirective, VideoModelAdapter, VideoSubmitRequest } from '../providers/types';
 import type { ActivityDeps } from './deps';
 import { signalBudgetWatcherQuietly } from './budget-signal';
+import { heartbeating } from './heartbeat';
 
 /** Largest video copied from a provider's URL. */
 const MAX_VIDEO_BYTES = 2 * 1024 ** 3;
@@ -60,47 +62,31 @@ export function createVideoActivities(deps: ActivityDeps) {
       }
     },
 
-    async submitVideo(input: { jobId: string; model: string; spec: VideoJobSpec; params: Record<string, unknown>; simulate?: SimulationDirective }): Promise<{ operationId: string }> {
+    /**
+     * Submits the job's hop `depth` once: a hop already submitted (the activity ran before and its worker died)
+     * returns the kept operation id; a new submission carries an idempotency key (so a provider that takes
+     * one returns the first job to a repeat) and its operation id is kept before anything else.
+     */
+    async submitVideo(input: { jobId: string; depth?: number; model: string; spec: VideoJobSpec; params: Record<string, unknown>; simulate?: SimulationDirective }): Promise<{ operationId: string }> {
       const attempt = activityInfo().attempt;
-      const { adapter } = await videoModel(input.model);
-      const image = input.spec.image ? { data: await deps.storage.getBuffer(input.spec.image.storageKey), mediaType: input.spec.image.mediaType } : undefined;
-      return await adapter.doSubmit(toSubmitRequest(input.spec.prompt, input.params, image), {
-        requestId: input.jobId, signal: Context.current().cancellationSignal,
-        simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
+      const depth = input.depth ?? 0;
+      return heartbeating(async () => {
+        const kept = await findVideoOperation(deps.db, input.jobId, depth);
+        if (kept) return { operationId: kept };
+        const { adapter } = await videoModel(input.model);
+        const image = input.spec.image ? { data: await deps.storage.getBuffer(input.spec.image.storageKey), mediaType: input.spec.image.mediaType } : undefined;
+        const { operationId } = await adapter.doSubmit(toSubmitRequest(input.spec.prompt, input.params, image), {
+          requestId: input.jobId, signal: Context.current().cancellationSignal, idempotencyKey: `${input.jobId}:${depth}`,
+          simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
+        });
+        await recordVideoOperation(deps.db, input.jobId, depth, operationId);
+        return { operationId };
       });
     },
 
     /** One look at the upstream job; on success the videos are copied into our bucket before returning. */
     async pollVideo(input: { jobId: string; workspaceId: string; model: string; operationId: string }): Promise<VideoPollOutcome> {
-      const { adapter } = await videoModel(input.model);
-      const signal = Context.current().cancellationSignal;
-      const answer = await adapter.doPoll(input.operationId, { requestId: input.jobId, signal });
-      if (answer.status === 'processing') {
-        const progress = Math.max(0, Math.min(99, Math.floor(answer.progress ?? 0)));
-        await recordVideoProgress(deps.db, input.jobId, progress);
-        return { status: 'processing', progress };
-      }
-      if (answer.status === 'failed') {
-        return { status: 'failed', error: { code: answer.retryable === false ? 'video_rejected' : 'video_generation_failed', message: answer.error } };
-      }
-      if (answer.videos.length === 0) throw new UpstreamError('The provider finished the job without a video', { kind: 'bad_response', provider: input.model });
-      const videos: StoredVideo[] = [];
-      for (const [index, video] of answer.videos.entries()) {
-        const contentType = video.mediaType || 'video/mp4';
-        const storageKey = `videos/${input.workspaceId}/${input.jobId}/${index}.${contentType === 'video/webm' ? 'webm' : 'mp4'}`;
-        let bytes: number;
-        if (video.data) {
-          await deps.storage.put(storageKey, video.data, { contentType, contentLength: video.data.length });
-          bytes = video.data.length;
-        } else if (video.url) {
-          bytes = await copyFromUrl(video.url, storageKey, contentType, signal);
-        } else {
-          throw new UpstreamError('The provider reported a video without bytes or a URL', { kind: 'bad_response', provider: input.model });
-        }
-        Context.current().heartbeat();
-        videos.push({ storageKey, contentType, bytes, durationSeconds: video.durationSeconds ?? null });
-      }
-      return { status: 'succeeded', videos };
+      return heartbeating(() => pollOnce(input));
     },
 
     async markVideoJobProcessing(input: { jobId: string; model: string }): Promise<void> {
@@ -129,6 +115,39 @@ export function createVideoActivities(deps: ActivityDeps) {
       await failVideoJob(deps.db, input);
     },
   };
+
+  /** One look at the upstream job; on success the videos are copied into our bucket before returning. */
+  async function pollOnce(input: { jobId: string; workspaceId: string; model: string; operationId: string }): Promise<VideoPollOutcome> {
+    const { adapter } = await videoModel(input.model);
+    const signal = Context.current().cancellationSignal;
+    const answer = await adapter.doPoll(input.operationId, { requestId: input.jobId, signal });
+    if (answer.status === 'processing') {
+      const progress = Math.max(0, Math.min(99, Math.floor(answer.progress ?? 0)));
+      await recordVideoProgress(deps.db, input.jobId, progress);
+      return { status: 'processing', progress };
+    }
+    if (answer.status === 'failed') {
+      return { status: 'failed', error: { code: answer.retryable === false ? 'video_rejected' : 'video_generation_failed', message: answer.error } };
+    }
+    if (answer.videos.length === 0) throw new UpstreamError('The provider finished the job without a video', { kind: 'bad_response', provider: input.model });
+    const videos: StoredVideo[] = [];
+    for (const [index, video] of answer.videos.entries()) {
+      const contentType = video.mediaType || 'video/mp4';
+      const storageKey = `videos/${input.workspaceId}/${input.jobId}/${index}.${contentType === 'video/webm' ? 'webm' : 'mp4'}`;
+      let bytes: number;
+      if (video.data) {
+        await deps.storage.put(storageKey, video.data, { contentType, contentLength: video.data.length });
+        bytes = video.data.length;
+      } else if (video.url) {
+        bytes = await copyFromUrl(video.url, storageKey, contentType, signal);
+      } else {
+        throw new UpstreamError('The provider reported a video without bytes or a URL', { kind: 'bad_response', provider: input.model });
+      }
+      Context.current().heartbeat();
+      videos.push({ storageKey, contentType, bytes, durationSeconds: video.durationSeconds ?? null });
+    }
+    return { status: 'succeeded', videos };
+  }
 
   /** Streams a provider-hosted video into our bucket (never whole in memory). */
   async function copyFromUrl(url: string, storageKey: string, contentType: string, signal: AbortSignal): Promise<number> {

@@ -32,6 +32,7 @@ import { filesRouter } from './files/routes';
 import { videoGenerationsRouter, videoJobsRouter } from './videos/routes';
 import { codecRouter } from './codec/routes';
 import { responsesRouter, storedResponsesRouter } from './responses/routes';
+import { requestsRouter } from './requests/routes';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
@@ -83,7 +84,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
 export function v1Routers(deps: AppDeps): { resources: Router<GatewayState>[]; modelEndpoints: Router<GatewayState>[] } {
   return {
     resources: [
-      modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps),
+      modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), requestsRouter(deps),
       storedResponsesRouter(deps), billingRouter(deps), budgetAlertsRouter(deps),
     ],
     modelEndpoints: [chatRouter(deps), responsesRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)],

@@ -12,11 +12,12 @@ import { budgetAlertView, budgetAlertViews, createBudgetAlert, deleteBudgetAlert
 import { microToCredits } from '../core/money';
 import { listPlans, setWorkspacePlan } from '../domain/plans';
 import { MONTHLY_GRANT_SCHEDULE_ID, runGrantCycle } from '../worker/grant-schedule';
+import { SCHEDULED_TASK_QUEUE } from '../workflows/contracts';
 import { parseFlags, UsageError } from './args';
 
 type Command = (db: Knex, argv: string[]) => Promise<unknown>;
 
-async function withTemporal<T>(fn: (client: Client, taskQueue: string) => Promise<T>): Promise<T> {
+async function withTemporal<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const address = config.temporalAddress ?? '127.0.0.1:7233';
   let connection: Connection;
@@ -27,7 +28,7 @@ async function withTemporal<T>(fn: (client: Client, taskQueue: string) => Promis
   }
   try {
     const dataConverter = gatewayDataConverter(new AesGcmPayloadCodec(resolveCodecKeys(config)));
-    return await fn(new Client({ connection, namespace: config.temporalNamespace, dataConverter }), config.temporalTaskQueue);
+    return await fn(new Client({ connection, namespace: config.temporalNamespace, dataConverter }));
   } finally {
     await connection.close();
   }
@@ -52,10 +53,10 @@ export const BILLING_COMMANDS: Record<string, Command> = {
     const f = parseFlags(argv, { cycle: { type: 'string' } });
     const cycle = (f.cycle as string | undefined) ?? cycleOf(new Date());
     if (!isCycle(cycle)) throw new UsageError(`--cycle must be YYYY-MM (e.g. 2026-11), got '${cycle}'`);
-    return withTemporal(async (client, taskQueue) => {
-      const hint = setTimeout(() => process.stderr.write(`still waiting: is a gateway worker polling task queue '${taskQueue}'?\n`), 15_000);
+    return withTemporal(async (client) => {
+      const hint = setTimeout(() => process.stderr.write(`still waiting: is a gateway worker running (it polls task queue '${SCHEDULED_TASK_QUEUE}')?\n`), 15_000);
       try {
-        const r = await runGrantCycle(client, { taskQueue, cycle });
+        const r = await runGrantCycle(client, { cycle });
         return {
           cycle: r.cycle, workflow_id: r.workflowId, workspaces: r.workspaces, granted: r.granted, already_granted: r.workspaces - r.granted,
           granted_credits: microToCredits(r.grantedMicro), rolled_over_credits: microToCredits(r.rolledOverMicro), expired_credits: microToCredits(r.expiredMicro),

@@ -81,7 +81,7 @@ const COMMANDS: Record<string, Command> = {
   'credits balance': async (db, argv) => {
     const f = parseFlags(argv, { workspace: { type: 'string', required: true } });
     const b = await getBalance(db, f.workspace as string);
-    return { workspace: f.workspace, balance: microToCredits(b.totalMicro), plan_credits: microToCredits(b.planMicro), topup_credits: microToCredits(b.topupMicro) };
+    return { workspace: f.workspace, balance: microToCredits(b.totalMicro), plan_credits: microToCredits(b.planMicro), topup_credits: microToCredits(b.topupMicro), debt: microToCredits(b.debtMicro) };
   },
   'fallbacks set': async (db, argv) => {
     const f = parseFlags(argv, { workspace: { type: 'string', required: true }, model: { type: 'string', required: true }, chain: { type: 'list', required: true } });

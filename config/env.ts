@@ -71,6 +71,10 @@ export interface GatewayConfig {
   captchaMaxCounter: number;
   /** Where the built web app is (vite's output). */
   webDir: string;
+  /** How long the API keeps asking an unreachable workflow service for a run's outcome before answering 504 `outcome_unknown`. */
+  outcomeWaitSeconds: number;
+  /** The hold sweeper: seconds between sweeps, and the age below which a hold is left to its run. */
+  holdSweep: { everySeconds: number; minAgeSeconds: number };
 }
 
 /** `id:base64key`; the key must decode to 32 bytes (checked after the pattern). */
@@ -117,6 +121,9 @@ const schema = {
     CAPTCHA_SECRET: { type: 'string', minLength: 16 },
     CAPTCHA_COST: { type: 'string', pattern: '^[1-9][0-9]*$' },
     CAPTCHA_MAX_COUNTER: { type: 'string', pattern: '^[1-9][0-9]*$' },
+    GATEWAY_OUTCOME_WAIT_SECONDS: { type: 'string', pattern: '^[0-9]+$' },
+    GATEWAY_HOLD_SWEEP_SECONDS: { type: 'string', pattern: '^[1-9][0-9]*$' },
+    GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS: { type: 'string', pattern: '^[0-9]+$' },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -188,6 +195,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     captchaCost: Number(present.CAPTCHA_COST ?? 1000),
     captchaMaxCounter: Number(present.CAPTCHA_MAX_COUNTER ?? 3000),
     webDir: `${repoRoot}/web/dist`,
+    outcomeWaitSeconds: Number(present.GATEWAY_OUTCOME_WAIT_SECONDS ?? 60),
+    holdSweep: {
+      everySeconds: Number(present.GATEWAY_HOLD_SWEEP_SECONDS ?? 300),
+      minAgeSeconds: Number(present.GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS ?? 60),
+    },
   };
 }
 

@@ -226,6 +226,20 @@ export class InternalError extends GatewayError {
   }
 }
 
+/**
+ * 503 or 504: a part the gateway depends on (database, workflow service, object storage) is unreachable, or
+ * a request's outcome is not known yet. Never a verdict on the request itself: Retry-After says when to ask
+ * again, and the code says what to do (`outcome_unknown`: fetch the outcome, do not send it again as new).
+ */
+export class ServiceUnavailableError extends GatewayError {
+  readonly status: 503 | 504;
+  readonly type = 'server_error' as const;
+  constructor(message: string, opts: { code: string; status?: 503 | 504; retryAfterSeconds?: number }) {
+    super(message, { code: opts.code, headers: { 'retry-after': String(Math.max(1, Math.ceil(opts.retryAfterSeconds ?? 5))) } });
+    this.status = opts.status ?? 503;
+  }
+}
+
 export type SerializedGatewayError = ReturnType<GatewayError['toJSON']> & {
   kind?: UpstreamFailureKind;
   provider?: string;

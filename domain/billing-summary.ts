@@ -16,6 +16,8 @@ export async function billingSummary(db: Knex, opts: { workspaceId: string; cycl
     balance: microToCredits(balance.totalMicro),
     plan_credits: microToCredits(balance.planMicro),
     topup_credits: microToCredits(balance.topupMicro),
+    /** Charges no balance covered; the next grant or topup pays them first. */
+    debt: microToCredits(balance.debtMicro),
     spent_this_cycle: microToCredits(spendMicro),
     plan: plan && {
       id: plan.id,

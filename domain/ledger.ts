@@ -5,7 +5,9 @@
  *
  * A request's rows: `reserve` (-R, the hold) when it starts; on success `release` (+R, the hold comes back)
  * and `settle` (-C, the exact charge) in one transaction; on failure `refund` (+R). So the ledger's sum over
- * a request is -C or 0, and sum(ledger) == sum(bucket balances) at all times. The request path's steps
+ * a request is -C or 0, and sum(ledger) == sum(bucket balances) at all times. A charge above what the
+ * balance covers is not dropped: the rest goes to the workspace's debt bucket (negative), which the next
+ * grant or topup pays first (`repay`). The request path's steps
  * (reserve, settle, refund) are single database calls to the functions in
  * db/migrations/20261122220000_ledger_functions.ts; grants, topups and expiry run here.
  */
@@ -16,7 +18,7 @@ import { usageRecordJson, type UsageRecord } from './usage-record';
 /** A knex handle or a transaction: inside a caller's transaction each operation nests as a savepoint. */
 export type Db = Knex | Knex.Transaction;
 
-export type LedgerKind = 'grant' | 'topup' | 'reserve' | 'settle' | 'release' | 'refund' | 'expire' | 'rollover' | 'adjust';
+export type LedgerKind = 'grant' | 'topup' | 'reserve' | 'settle' | 'release' | 'refund' | 'expire' | 'rollover' | 'adjust' | 'repay';
 
 export interface Allocation {
   bucketId: number;
@@ -34,9 +36,12 @@ export interface Reservation {
 }
 
 export interface Balance {
+  /** Plan and topup credits less the debt (negative while the debt is larger). */
   totalMicro: number;
   planMicro: number;
   topupMicro: number;
+  /** Charges no balance covered, owed until the next grant or topup pays them. */
+  debtMicro: number;
 }
 
 /** 403 when a key's cost cap would be passed (a plain PermissionDeniedError, so it crosses Temporal as one). */
@@ -72,9 +77,31 @@ export async function topUp(db: Db, opts: { workspaceId: string; amountMicro: nu
       workspaceId: opts.workspaceId, bucketId: bucket.id, kind: 'topup', amountMicro: opts.amountMicro,
       idempotencyKey: opts.idempotencyKey, meta: opts.actor ? { actor: opts.actor } : undefined,
     });
-    if (inserted) await moveBucket(trx, bucket.id, opts.amountMicro);
+    if (inserted) {
+      await moveBucket(trx, bucket.id, opts.amountMicro);
+      await repayDebt(trx, { workspaceId: opts.workspaceId, fromBucketId: bucket.id, idempotencyKey: opts.idempotencyKey });
+    }
     return inserted;
   });
+}
+
+/**
+ * Pays the workspace's debt (if any) first out of credits just added to `fromBucketId`: a `repay` row out of
+ * that bucket and one into the debt bucket. Locks the debt bucket after the paying one (the order settlement
+ * takes them in too). Returns what was paid.
+ */
+async function repayDebt(trx: Knex.Transaction, opts: { workspaceId: string; fromBucketId: number; idempotencyKey: string }): Promise<number> {
+  const debt = await trx('credit_buckets').where({ workspace_id: opts.workspaceId, kind: 'debt' }).forUpdate().first('id', 'balance_micro');
+  if (!debt || Number(debt.balance_micro) === 0) return 0;
+  const from = await trx('credit_buckets').where({ id: opts.fromBucketId }).first('balance_micro');
+  const paying = Math.min(-Number(debt.balance_micro), Number(from.balance_micro));
+  if (paying <= 0) return 0;
+  const base = { workspaceId: opts.workspaceId, kind: 'repay' as const, meta: { debtBucketId: debt.id, fromBucketId: opts.fromBucketId } };
+  if (!(await appendRow(trx, { ...base, bucketId: opts.fromBucketId, amountMicro: -paying, idempotencyKey: `${opts.idempotencyKey}:repay:out` }))) return 0;
+  await appendRow(trx, { ...base, bucketId: debt.id, amountMicro: paying, idempotencyKey: `${opts.idempotencyKey}:repay:in` });
+  await moveBucket(trx, opts.fromBucketId, -paying);
+  await moveBucket(trx, debt.id, paying);
+  return paying;
 }
 
 /**
@@ -93,7 +120,10 @@ export async function grantPlanCredits(db: Db, opts: { workspaceId: string; cycl
       workspaceId: opts.workspaceId, bucketId: bucket.id, kind: opts.kind ?? 'grant', amountMicro: opts.amountMicro,
       idempotencyKey: opts.idempotencyKey, meta: opts.meta ?? { cycle: opts.cycle },
     });
-    if (inserted && opts.amountMicro !== 0) await moveBucket(trx, bucket.id, opts.amountMicro);
+    if (inserted && opts.amountMicro !== 0) {
+      await moveBucket(trx, bucket.id, opts.amountMicro);
+      await repayDebt(trx, { workspaceId: opts.workspaceId, fromBucketId: bucket.id, idempotencyKey: opts.idempotencyKey });
+    }
     return inserted;
   };
   // Inside a caller's transaction this nests as a savepoint.
@@ -143,13 +173,15 @@ export async function rollOverBucket(trx: Knex.Transaction, opts: {
 export async function getBalance(db: Db, workspaceId: string): Promise<Balance> {
   const { rows } = await db.raw(
     `select coalesce(sum(balance_micro) filter (where kind = 'plan'), 0)::bigint as plan,
-            coalesce(sum(balance_micro) filter (where kind = 'topup'), 0)::bigint as topup
+            coalesce(sum(balance_micro) filter (where kind = 'topup'), 0)::bigint as topup,
+            coalesce(sum(balance_micro) filter (where kind = 'debt'), 0)::bigint as debt
        from credit_buckets where workspace_id = ? and (expires_at is null or expires_at > now())`,
     [workspaceId],
   );
   const plan = Number(rows[0].plan);
   const topup = Number(rows[0].topup);
-  return { totalMicro: plan + topup, planMicro: plan, topupMicro: topup };
+  const debt = -Number(rows[0].debt) || 0; // never -0
+  return { totalMicro: plan + topup - debt, planMicro: plan, topupMicro: topup, debtMicro: debt };
 }
 
 /**
@@ -171,31 +203,34 @@ export async function reserve(db: Db, opts: { reservationId: string; workspaceId
 }
 
 export interface SettleOutcome {
-  /** What was actually charged (may be below the asked amount only when the balance ran dry). */
+  /** What was charged: always the asked amount. */
   chargedMicro: number;
-  /** Part of the asked charge no balance could cover (logged, never charged). */
-  uncoveredMicro: number;
+  /** Part of the charge no balance covered, now owed as the workspace's debt. */
+  debtMicro: number;
 }
 
 /**
  * Charges the exact cost and lets go of the hold, in one transaction (and records the request's usage
- * with it when given). Idempotent: settling a reservation that is no longer held returns its recorded
- * outcome.
+ * with it when given); what the balance cannot cover becomes debt. Idempotent: settling a reservation that
+ * is no longer held returns its recorded outcome.
  */
 export async function settle(db: Db, opts: { reservationId: string; chargeMicro: number; model?: string; usage?: UsageRecord }): Promise<SettleOutcome> {
   if (!Number.isSafeInteger(opts.chargeMicro) || opts.chargeMicro < 0) throw new RangeError('charge must be a non-negative integer of micro-credits');
   const { rows } = await db.raw('select gateway_settle(?, ?, ?, ?::jsonb) as r', [
     opts.reservationId, opts.chargeMicro, opts.model ?? null, opts.usage === undefined ? null : usageRecordJson(opts.usage),
   ]);
-  return { chargedMicro: Number(rows[0].r.chargedMicro), uncoveredMicro: Number(rows[0].r.uncoveredMicro) };
+  return { chargedMicro: Number(rows[0].r.chargedMicro), debtMicro: Number(rows[0].r.debtMicro) };
 }
 
-/** Gives the whole hold back (the request failed or was refused), recording its usage when given. Idempotent. */
-export async function refund(db: Db, opts: { reservationId: string; reason: string; usage?: UsageRecord }): Promise<Reservation> {
+/**
+ * Gives the whole hold back (the request failed or was refused), recording its usage when given. Idempotent;
+ * a hold that was never taken is nothing to give back (null).
+ */
+export async function refund(db: Db, opts: { reservationId: string; reason: string; usage?: UsageRecord }): Promise<Reservation | null> {
   const { rows } = await db.raw('select gateway_refund(?, ?, ?::jsonb) as r', [
     opts.reservationId, opts.reason, opts.usage === undefined ? null : usageRecordJson(opts.usage),
   ]);
-  return toReservation(rows[0].r);
+  return rows[0].r === null ? null : toReservation(rows[0].r);
 }
 
 function ledgerError(err: unknown): unknown {

@@ -23,7 +23,7 @@ export const PERMISSIONS = {
   'playground.use': { area: 'playground', allows: 'chat and generate in the Playground (spends credits)', deniedCode: 'role_cannot_use_models' },
   'files.read': { area: 'playground', allows: 'list, read and download files' },
   'files.write': { area: 'playground', allows: 'upload and delete files' },
-  'jobs.read': { area: 'playground', allows: 'poll video generation jobs' },
+  'jobs.read': { area: 'playground', allows: 'poll video generation jobs and request outcomes' },
   'api_keys.read': { area: 'api_keys', allows: 'see API keys (a developer sees their own)' },
   'api_keys.create': { area: 'api_keys', allows: 'create and revoke their own API keys' },
   'api_keys.manage_all': { area: 'api_keys', allows: "see and revoke everyone's API keys" },

@@ -4,13 +4,13 @@
  * operations are idempotent (the usage record is unique per request id).
  */
 import type { Knex } from 'knex';
-import { refund, settle } from './ledger';
+import { refund, settle, type SettleOutcome } from './ledger';
 import { usageRecordJson, type UsageRecord } from './usage-record';
 
 export type { RequestStatus, UsageRecord } from './usage-record';
 
 /** Charges `chargeMicro` against the reservation and records the usage, in one transaction. Idempotent. */
-export async function settleRequest(db: Knex, opts: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number; uncoveredMicro: number }> {
+export async function settleRequest(db: Knex, opts: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<SettleOutcome> {
   return settle(db, { reservationId: opts.reservationId, chargeMicro: opts.chargeMicro, model: opts.usage.modelUsed ?? undefined, usage: opts.usage });
 }
 
@@ -25,4 +25,29 @@ export async function failRequest(db: Knex, opts: { reservationId: string | null
 export async function tokensUsedToday(db: Knex, apiKeyId: string): Promise<number> {
   const row = await db('key_daily_tokens').where({ api_key_id: apiKeyId }).andWhereRaw(`day = (now() at time zone 'utc')::date`).first('tokens');
   return row ? Number(row.tokens) : 0;
+}
+
+/** A request's usage record as stored (what was charged for it, on which model). */
+export interface StoredUsage {
+  requestId: string;
+  endpoint: string;
+  modelRequested: string;
+  modelUsed: string | null;
+  fallbackDepth: number;
+  status: 'succeeded' | 'failed' | 'cancelled';
+  creditsMicro: number;
+  errorCode: string | null;
+  createdAt: Date;
+}
+
+/** The workspace's usage record for a request, by our request id or the client's own `X-Request-Id`. */
+export async function findUsage(db: Knex, workspaceId: string, id: string): Promise<StoredUsage | null> {
+  const row = await db('usage_records').where({ workspace_id: workspaceId, request_id: id }).first()
+    ?? await db('usage_records').where({ workspace_id: workspaceId, client_request_id: id }).orderBy('id', 'desc').first();
+  if (!row) return null;
+  return {
+    requestId: row.request_id, endpoint: row.endpoint, modelRequested: row.model_requested, modelUsed: row.model_used,
+    fallbackDepth: row.fallback_depth, status: row.status, creditsMicro: Number(row.credits_micro), errorCode: row.error_code,
+    createdAt: new Date(row.created_at),
+  };
 }

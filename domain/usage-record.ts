@@ -38,3 +38,8 @@ export function usageRecordJson(usage: UsageRecord): string {
   for (const field of USAGE_RECORD_FIELDS) if (usage[field] !== undefined) picked[field] = usage[field];
   return JSON.stringify(picked);
 }
+
+/** How a stream's ending is recorded: a finished stream succeeded; any other ending is a cut-off answer (`cancelled`, its ending as the code). */
+export function streamUsageStatus(ending: string): { status: Exclude<RequestStatus, 'failed'>; errorCode: string | null } {
+  return ending === 'completed' ? { status: 'succeeded', errorCode: null } : { status: 'cancelled', errorCode: ending };
+}

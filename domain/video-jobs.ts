@@ -86,6 +86,17 @@ export async function isVideoJobOpen(db: Knex, jobId: string): Promise<boolean> 
   return Boolean(await db('video_jobs').where({ id: jobId }).whereIn('status', OPEN).first('id'));
 }
 
+/** Keeps the provider's operation id of the job's hop `hop` (before anything else is done with it). */
+export async function recordVideoOperation(db: Knex, jobId: string, hop: number, operationId: string): Promise<void> {
+  await db('video_jobs').where({ id: jobId }).update({ operation_id: operationId, operation_hop: hop, updated_at: db.fn.now() });
+}
+
+/** The operation id the provider gave the job's hop `hop`, if it was already submitted. */
+export async function findVideoOperation(db: Knex, jobId: string, hop: number): Promise<string | null> {
+  const row = await db('video_jobs').where({ id: jobId, operation_hop: hop }).first('operation_id');
+  return row?.operation_id ?? null;
+}
+
 /** The provider accepted the job: it is processing on `model`. */
 export async function markVideoJobProcessing(db: Knex, jobId: string, model: string): Promise<void> {
   await db('video_jobs').where({ id: jobId }).whereIn('status', OPEN)

@@ -45,6 +45,10 @@ export class ObjectStorage {
       : this.client;
   }
 
+  /**
+   * Creates the bucket if it is missing. A process does not need it to start (chat never touches storage):
+   * the runtime tries at boot without waiting, and the first write into a missing bucket creates it.
+   */
   async ensureBucket(): Promise<void> {
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
@@ -86,9 +90,22 @@ export class ObjectStorage {
   }
 
   async put(key: string, body: Buffer | Readable, opts: { contentType: string; contentLength?: number; metadata?: Record<string, string> }): Promise<void> {
-    await this.client.send(new PutObjectCommand({
+    const send = () => this.client.send(new PutObjectCommand({
       Bucket: this.bucket, Key: key, Body: body, ContentType: opts.contentType, ContentLength: opts.contentLength, Metadata: opts.metadata,
     }));
+    // Only a buffer can be sent again once the bucket exists; a stream was consumed by the first try.
+    await (Buffer.isBuffer(body) ? this.intoBucket(send) : send());
+  }
+
+  /** Runs a write, creating the bucket and writing again when the bucket does not exist yet. */
+  private async intoBucket<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if ((err as { name?: string }).name !== 'NoSuchBucket') throw err;
+      await this.ensureBucket();
+      return write();
+    }
   }
 
   /**
@@ -104,7 +121,7 @@ export class ObjectStorage {
     let uploadId: string | undefined;
     const parts: Array<{ ETag?: string; PartNumber: number }> = [];
     const flushPart = async () => {
-      uploadId ??= (await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: opts.contentType }))).UploadId;
+      uploadId ??= (await this.intoBucket(() => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: opts.contentType })))).UploadId;
       const PartNumber = parts.length + 1;
       const out = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber, Body: Buffer.concat(pending) }));
       parts.push({ ETag: out.ETag, PartNumber });

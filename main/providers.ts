@@ -4,8 +4,9 @@
  */
 import { ProviderRegistry } from '../providers/registry';
 import type { ProviderOptions } from '../providers/types';
-import { createSimulatedProvider } from '../simulator';
+import { createSimulatedProvider, simulatedTuningFromEnv } from '../simulator';
 
 export function providersFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Record<string, Partial<ProviderOptions>> = {}): ProviderRegistry {
-  return ProviderRegistry.fromEnv(env, overrides, { simulated: createSimulatedProvider });
+  const tuning = simulatedTuningFromEnv(env);
+  return ProviderRegistry.fromEnv(env, overrides, { simulated: (options) => createSimulatedProvider(options, tuning) });
 }

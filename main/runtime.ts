@@ -18,12 +18,14 @@ import { ResultBroker } from '../worker/result-broker';
 import { StreamRegistry } from '../activities/stream-registry';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { GATEWAY_SEARCH_ATTRIBUTES } from '../workflows/contracts';
+import { GATEWAY_SEARCH_ATTRIBUTES, SCHEDULED_TASK_QUEUE } from '../workflows/contracts';
 import { log as defaultLog, type Logger } from '../core/log';
 import { ObjectStorage, type StorageConfig } from '../infra/storage';
 import { connectTemporal, type TemporalHandles } from '../infra/temporal';
 import { AesGcmPayloadCodec, gatewayDataConverter, resolveCodecKeys, resolveOperatorToken } from '../infra/payload-codec';
 import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID } from '../worker/grant-schedule';
+import { ensureHoldSweeperSchedule } from '../worker/schedules';
+import { HOLD_SWEEPER_SCHEDULE_ID } from '../workflows/contracts';
 
 export interface RuntimeOptions {
   config: GatewayConfig;
@@ -54,7 +56,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const db = createDb(opts.databaseUrl, { poolMax: 20 });
   await prepareDatabase(db);
   const storage = new ObjectStorage(opts.s3);
-  await storage.ensureBucket();
+  // Object storage is not needed to start (chat never touches it): the bucket is made now if S3 answers, else on first use.
+  storage.ensureBucket().catch((err) => log.warn({ err }, 'object storage is unavailable; the bucket is created on first use'));
   const codec = new AesGcmPayloadCodec(resolveCodecKeys(opts.config));
   const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace, gatewayDataConverter(codec));
   await ensureSearchAttributes(temporal, log);
@@ -67,38 +70,49 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // eagerly dispatched, a stream activity then runs right here without a trip through the server.
   const streamRegistry = new StreamRegistry();
   let worker: Worker | null = null;
-  let workerRun: Promise<void> | null = null;
+  const running: Array<{ worker: Worker; run: Promise<void> }> = [];
   if (opts.worker) {
+    const deps = { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } };
     worker = await createGatewayWorker({
       connection: temporal.connection,
       namespace: temporal.namespace,
       dataConverter: temporal.dataConverter,
       taskQueue: opts.config.temporalTaskQueue,
-      deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } },
+      deps,
       results,
       streams: streamRegistry,
     });
-    workerRun = worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); });
-    await ensureMonthlyGrantSchedule(temporal.client, opts.config.temporalTaskQueue).then(
+    running.push({ worker, run: worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); }) });
+    // Scheduled work has a task queue of its own, which every worker process polls.
+    if (opts.config.temporalTaskQueue !== SCHEDULED_TASK_QUEUE) {
+      const scheduled = await createGatewayWorker({
+        connection: temporal.connection, namespace: temporal.namespace, dataConverter: temporal.dataConverter, taskQueue: SCHEDULED_TASK_QUEUE, deps, streams: streamRegistry,
+      });
+      running.push({ worker: scheduled, run: scheduled.run().catch((err) => { log.error({ err }, 'scheduled-work worker stopped with an error'); }) });
+    }
+    await ensureMonthlyGrantSchedule(temporal.client).then(
       (outcome) => log.info({ schedule: MONTHLY_GRANT_SCHEDULE_ID, outcome }, 'monthly credit grant schedule'),
       (err) => log.error({ err }, 'could not create the monthly credit grant schedule'),
+    );
+    await ensureHoldSweeperSchedule(temporal.client, opts.config.holdSweep).then(
+      (outcome) => log.info({ schedule: HOLD_SWEEPER_SCHEDULE_ID, outcome }, 'hold sweeper schedule'),
+      (err) => log.error({ err }, 'could not create the hold sweeper schedule'),
     );
   }
 
   let http: HttpServerHandle | null = null;
-  let streamWorker: Worker | null = null;
-  let streamWorkerRun: Promise<void> | null = null;
   if (opts.api) {
     const streaming = {
       registry: streamRegistry,
       taskQueue: `${opts.config.temporalTaskQueue}-stream-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
       localWorker: opts.worker,
     };
-    streamWorker = await createStreamWorker({
+    const streamWorker = await createStreamWorker({
       connection: temporal.connection, namespace: temporal.namespace, dataConverter: temporal.dataConverter, taskQueue: streaming.taskQueue,
       deps: { db, catalog, storage, providers, streams: streaming.registry },
     });
-    streamWorkerRun = streamWorker.run().catch((err) => { log.error({ err }, 'stream worker stopped with an error'); });
+    // Stopped first: streams end before the workers whose workflows wait for them.
+    running.unshift({ worker: streamWorker, run: streamWorker.run().catch((err) => { log.error({ err }, 'stream worker stopped with an error'); }) });
     const app = createApp({
       config: opts.config, db, catalog, storage, log, streaming,
       temporal: { client: temporal.client, taskQueue: opts.config.temporalTaskQueue },
@@ -116,8 +130,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     stop() {
       stopping ??= (async () => {
         await http?.close();
-        for (const [w, run] of [[streamWorker, streamWorkerRun], [worker, workerRun]] as const) {
-          if (!w) continue;
+        for (const { worker: w, run } of running) {
           if (w.getState() === 'RUNNING') w.shutdown();
           await run;
         }

@@ -22,6 +22,8 @@ export interface CallContext {
   timeoutMs?: number;
   /** Test/demo knobs forwarded from the client (e.g. `x-simulate-failure`), only honoured by `simulated`. */
   simulate?: SimulationDirective;
+  /** Names a call that may be repeated (a video submission retried after a crash): providers that take one treat a repeat as the same call. */
+  idempotencyKey?: string;
 }
 
 /** Tells the `simulated` provider to misbehave, so retries and fallbacks can be shown live. */

@@ -13,6 +13,8 @@ import { createSimulatedTranscription } from './transcription';
 import { createSimulatedVideo } from './video';
 
 export type { SimulatedTuning } from './settings';
+export { simulatedTuningFromEnv } from './settings';
+export { readAcceptedSubmissions } from './video-submissions';
 export { parseModelVariant, FAILURE_MODES } from './behaviour';
 export type { FailureMode } from './behaviour';
 

@@ -4,6 +4,7 @@
  */
 import type { ProviderOptions } from '../providers/types';
 import type { Timing } from './behaviour';
+import { VideoSubmissions } from './video-submissions';
 
 export interface SimulatedTuning {
   /** Pause between streamed chat deltas (default 15 ms). */
@@ -14,6 +15,8 @@ export interface SimulatedTuning {
   slowDelayMs?: number;
   /** Clock used for video jobs (tests pin it). */
   now?: () => number;
+  /** Where the provider keeps what must outlive the process (video submissions by idempotency key); absent: memory. */
+  stateDir?: string;
 }
 
 export interface SimulatedSettings extends Timing {
@@ -21,6 +24,7 @@ export interface SimulatedSettings extends Timing {
   streamDelayMs: number;
   videoReadyMs: number;
   now: () => number;
+  submissions: VideoSubmissions;
 }
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
@@ -38,5 +42,12 @@ export function resolveSettings(options: ProviderOptions, tuning: SimulatedTunin
     videoReadyMs: tuning.videoReadyMs ?? header('x-sim-video-ms') ?? 3000,
     slowDelayMs: tuning.slowDelayMs ?? header('x-sim-slow-ms') ?? 1500,
     now: tuning.now ?? Date.now,
+    submissions: new VideoSubmissions(tuning.stateDir ?? options.headers?.['x-sim-state-dir']),
   };
+}
+
+/** The knobs for a gateway process started on its own (`SIMULATED_STREAM_DELAY_MS`, `SIMULATED_VIDEO_MS`, `SIMULATED_STATE_DIR`). */
+export function simulatedTuningFromEnv(env: NodeJS.ProcessEnv): SimulatedTuning {
+  const number = (name: string) => (env[name] && Number.isFinite(Number(env[name])) ? Number(env[name]) : undefined);
+  return { streamDelayMs: number('SIMULATED_STREAM_DELAY_MS'), videoReadyMs: number('SIMULATED_VIDEO_MS'), stateDir: env.SIMULATED_STATE_DIR || undefined };
 }

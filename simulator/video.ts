@@ -48,7 +48,9 @@ export function createSimulatedVideo(upstreamModel: string, settings: SimulatedS
   return {
     async doSubmit(req: VideoSubmitRequest, ctx: CallContext): Promise<{ operationId: string }> {
       // The request's directive acts on the submission; a failing model accepts the job and fails it later.
-      const outcome = await enact(provider, directiveFailure(ctx) ?? callFailure(variant), ctx, settings, upstreamModel);
+      const failure = directiveFailure(ctx) ?? callFailure(variant);
+      // A slow provider takes the job at once and answers late (a caller that dies meanwhile never learns its id).
+      const outcome = failure === 'slow' ? 'answer' : await enact(provider, failure, ctx, settings, upstreamModel);
       if (!req.prompt?.trim() && !req.image) throw reject("'prompt' must not be empty.");
       const seconds = req.durationSeconds ?? DEFAULT_SECONDS;
       if (!(seconds > 0 && seconds <= MAX_SECONDS)) throw reject(`'duration' must be more than 0 and at most ${MAX_SECONDS} seconds.`);
@@ -63,7 +65,10 @@ export function createSimulatedVideo(upstreamModel: string, settings: SimulatedS
         d: seconds, f: fps, n, t: settings.now(), r: settings.videoReadyMs,
       };
       if (req.image) job.i = await thumbnail(req.image.data, reject);
-      return { operationId: OPERATION_PREFIX + Buffer.from(JSON.stringify(job)).toString('base64url') };
+      // A repeat under the same idempotency key gets the first job back, not a second one.
+      const operationId = settings.submissions.accept(ctx.idempotencyKey, () => OPERATION_PREFIX + Buffer.from(JSON.stringify(job)).toString('base64url'));
+      if (failure === 'slow') await enact(provider, failure, ctx, settings, upstreamModel);
+      return { operationId };
     },
 
     async doPoll(operationId: string, ctx: CallContext): Promise<VideoPollResult> {

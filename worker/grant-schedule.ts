@@ -1,19 +1,17 @@
 /**
  * The Temporal Schedule behind the monthly credit grant (00:00 UTC on the 1st), created idempotently when
- * a worker starts, and the on-demand run of one cycle (`gateway schedule trigger`).
+ * a worker starts, and the on-demand run of one cycle (`gateway schedule trigger`). Both run on
+ * SCHEDULED_TASK_QUEUE, whichever worker created the schedule.
  */
-import { ScheduleAlreadyRunning, type Client, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { encode } from '@temporalio/common/lib/internal-non-workflow';
-import { KEY_ID_METADATA } from '../infra/payload-codec';
+import type { Client, ScheduleDescription, ScheduleOptions } from '@temporalio/client';
 import type { MonthlyCreditGrantsInput, MonthlyCreditGrantsResult, monthlyCreditGrantsWorkflow } from '../workflows/monthly-credit-grants';
-
-import { MONTHLY_GRANT_SCHEDULE_ID } from '../workflows/contracts';
+import { MONTHLY_GRANT_SCHEDULE_ID, SCHEDULED_TASK_QUEUE } from '../workflows/contracts';
+import { ensureSchedule, type ScheduleChange } from './schedules';
 
 export { MONTHLY_GRANT_SCHEDULE_ID };
 export const MONTHLY_GRANT_WORKFLOW = 'monthlyCreditGrantsWorkflow';
 
-export function monthlyGrantSchedule(taskQueue: string): ScheduleOptions {
+export function monthlyGrantSchedule(): ScheduleOptions {
   return {
     scheduleId: MONTHLY_GRANT_SCHEDULE_ID,
     spec: {
@@ -25,7 +23,7 @@ export function monthlyGrantSchedule(taskQueue: string): ScheduleOptions {
       workflowType: MONTHLY_GRANT_WORKFLOW,
       // Temporal appends the scheduled time to this id; the run reads its cycle from that time.
       workflowId: MONTHLY_GRANT_SCHEDULE_ID,
-      taskQueue,
+      taskQueue: SCHEDULED_TASK_QUEUE,
       args: [{} satisfies MonthlyCreditGrantsInput],
     },
     policies: {
@@ -50,40 +48,10 @@ function matches(existing: ScheduleDescription, wanted: ScheduleOptions): boolea
     && existing.policies.overlap === wanted.policies?.overlap;
 }
 
-/**
- * Whether the schedule's stored input is sealed with the key that encrypts now. A schedule keeps the
- * payloads it was written with, so after a key rotation it is rewritten under the new key, and the old key
- * can go once histories no longer need it.
- */
-async function sealedWithCurrentKey(client: Client, existing: ScheduleDescription): Promise<boolean> {
-  const stored = existing.raw.schedule?.action?.startWorkflow?.input?.payloads?.[0];
-  const [fresh] = await encode(client.options.loadedDataConverter.payloadCodecs, [defaultPayloadConverter.toPayload({})]);
-  const keyId = (p: Payload | null | undefined) => Buffer.from(p?.metadata?.[KEY_ID_METADATA] ?? []).toString();
-  return keyId(stored) === keyId(fresh);
-}
-
-/**
- * Creates the schedule; when it exists already, brings its spec and action in line (a new task queue, a
- * changed time, a new encryption key) and otherwise leaves it, paused state and notes included, as it is.
- */
-export async function ensureMonthlyGrantSchedule(client: Client, taskQueue: string): Promise<'created' | 'updated' | 'unchanged'> {
-  const wanted = monthlyGrantSchedule(taskQueue);
-  try {
-    await client.schedule.create(wanted);
-    return 'created';
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-  }
-  const handle = client.schedule.getHandle(MONTHLY_GRANT_SCHEDULE_ID);
-  const existing = await handle.describe();
-  if (matches(existing, wanted) && (await sealedWithCurrentKey(client, existing))) return 'unchanged';
-  await handle.update((previous) => ({
-    ...previous,
-    spec: wanted.spec,
-    action: wanted.action,
-    policies: { ...previous.policies, ...wanted.policies },
-  }));
-  return 'updated';
+/** Creates the schedule, or brings an existing one's spec and action in line (a changed time, an old task queue). */
+export async function ensureMonthlyGrantSchedule(client: Client): Promise<ScheduleChange> {
+  const wanted = monthlyGrantSchedule();
+  return ensureSchedule(client, wanted, (existing) => matches(existing, wanted));
 }
 
 export function grantRunWorkflowId(cycle: string): string {
@@ -94,12 +62,12 @@ export function grantRunWorkflowId(cycle: string): string {
  * Runs one cycle's grant now and waits for it. A run of the same cycle already in progress is joined, not
  * duplicated; a finished one may run again and grants nothing twice.
  */
-export async function runGrantCycle(client: Client, opts: { taskQueue: string; cycle: string; batchSize?: number; batchesPerRun?: number }): Promise<MonthlyCreditGrantsResult & { workflowId: string }> {
+export async function runGrantCycle(client: Client, opts: { cycle: string; batchSize?: number; batchesPerRun?: number }): Promise<MonthlyCreditGrantsResult & { workflowId: string }> {
   const workflowId = grantRunWorkflowId(opts.cycle);
   const input: MonthlyCreditGrantsInput = { cycle: opts.cycle, batchSize: opts.batchSize, batchesPerRun: opts.batchesPerRun };
   const handle = await client.workflow.start<typeof monthlyCreditGrantsWorkflow>(MONTHLY_GRANT_WORKFLOW, {
     workflowId,
-    taskQueue: opts.taskQueue,
+    taskQueue: SCHEDULED_TASK_QUEUE,
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });

@@ -50,6 +50,8 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     maxConcurrentWorkflowTaskExecutions: 200,
     maxConcurrentActivityTaskExecutions: 400,
     maxConcurrentLocalActivityExecutions: 400,
+    // A stream's running usage reaches the server within a second (the SDK's default waits most of the heartbeat timeout).
+    maxHeartbeatThrottleInterval: '1 second',
     shutdownGraceTime: '10 seconds',
   });
 }
@@ -66,6 +68,7 @@ export async function createStreamWorker(opts: { connection: NativeConnection; n
     taskQueue: opts.taskQueue,
     activities: createStreamActivities(opts.deps),
     maxConcurrentActivityTaskExecutions: 1000,
+    maxHeartbeatThrottleInterval: '1 second',
     shutdownGraceTime: '30 seconds',
   });
 }

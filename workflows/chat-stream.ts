@@ -6,7 +6,8 @@
 import { ActivityFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { StreamActivities } from '../activities';
 import type { StreamChatOutcome, StreamProgress } from '../activities/stream-chat';
-import { ledger, serveAlongChain, type HopRecord, type HopServed, type ModelRequestInput } from './request-steps';
+import { ledger, serveAlongChain, usageBase, type HopRecord, type HopServed, type ModelRequestInput } from './request-steps';
+import { streamUsageStatus } from '../domain/usage-record';
 
 export interface ChatStreamInput extends ModelRequestInput {
   /** Task queue of the API process that holds the client's connection. */
@@ -17,7 +18,8 @@ export interface ChatStreamInput extends ModelRequestInput {
 
 const STREAM_OPTIONS = {
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '20 seconds',
+  // The activity heartbeats every second (and with every chunk): a process that died is noticed in seconds.
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
 } as const;
 
@@ -53,12 +55,14 @@ export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatSt
     // The process is local to the request: if it cannot pick the task up quickly, it is gone.
     scheduleToStartTimeout: '15 seconds',
   });
+  const startedAt = Date.now();
   const { detail, ...result } = await serveAlongChain<StreamChatOutcome['ending']>(input, {
     releaseReason: 'stream failed before its first byte',
-    async call(model, depth) {
+    async call(model, depth, reservationId) {
       const args = {
         requestId: input.requestId, endpoint: input.endpoint, model, body: input.body, created: input.created,
         fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, simulate: input.simulate, workspaceId: input.workspaceId,
+        settlement: { reservationId, usage: { ...usageBase(input), modelUsed: model, fallbackDepth: depth }, startedAt },
       };
       let outcome: StreamChatOutcome = input.localWorker ? await streamHere.streamChat(args) : { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
       if (outcome.ending === 'not_here') outcome = await stream.streamChat(args);
@@ -66,25 +70,24 @@ export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatSt
       if (outcome.ending === 'not_here') outcome = { ...outcome, ending: 'client_disconnected' };
       return streamed(outcome, outcome.chargeMicro);
     },
-    // The process holding the stream died mid-answer: bill what its last heartbeat reported.
+    // The process holding the stream died: bill what its last heartbeat reported (exactly, once the stream ended).
     async billAfterFailure(err, model) {
       const progress = lastProgress(err);
+      if (progress?.final) return streamed(progress.final, progress.final.chargeMicro);
       if (!progress || progress.outputChars === 0) return null;
       const outputTokens = Math.ceil(progress.outputChars / 4);
       const chargeMicro = await ledger.priceChatUsage({ model, inputTokens: progress.inputTokens, outputTokens });
-      return streamed({ ending: 'client_disconnected', inputTokens: progress.inputTokens, outputTokens, chargeMicro, finishReason: null }, chargeMicro);
+      return streamed({ ending: 'client_disconnected', inputTokens: progress.inputTokens, outputTokens }, chargeMicro);
     },
   });
   return { ...result, ending: detail };
 }
 
-function streamed(outcome: StreamChatOutcome, chargeMicro: number): HopServed<StreamChatOutcome['ending']> {
-  const completed = outcome.ending === 'completed';
+function streamed(outcome: Pick<StreamChatOutcome, 'ending' | 'inputTokens' | 'outputTokens'>, chargeMicro: number): HopServed<StreamChatOutcome['ending']> {
   return {
     chargeMicro,
     usage: { inputTokens: outcome.inputTokens, outputTokens: outcome.outputTokens },
-    status: completed ? 'succeeded' : 'cancelled',
-    errorCode: completed ? null : outcome.ending,
+    ...streamUsageStatus(outcome.ending),
     detail: outcome.ending,
   };
 }

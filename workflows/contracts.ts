@@ -40,3 +40,11 @@ export interface SpendChanged {
   /** The billing cycle the settlement belongs to. */
   cycle: string;
 }
+
+/**
+ * The task queue of scheduled work (monthly grants, the hold sweeper): one fixed name, polled by every
+ * worker process whatever its own TEMPORAL_TASK_QUEUE, so starting a worker elsewhere never re-points a
+ * schedule.
+ */
+export const SCHEDULED_TASK_QUEUE = 'gateway-scheduled';
+export const HOLD_SWEEPER_SCHEDULE_ID = 'hold-sweeper';

@@ -7,3 +7,4 @@ export { budgetWatcherWorkflow } from './budget-watcher';
 export { budgetAlertDeliveryWorkflow } from './budget-alert-delivery';
 export { imageStreamWorkflow } from './image-stream';
 export { videoGenerationWorkflow } from './video-generation';
+export { holdSweeperWorkflow } from './hold-sweeper';

@@ -3,7 +3,7 @@
  * fallback chain, deciding whether a failure may fall back, and closing the books of a request no model
  * could serve.
  */
-import { ApplicationFailure, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import { findGatewayError, mayFallBack } from '../activities/failures';
 import type { GatewayActivities } from '../activities';
 import type { Endpoint } from '../endpoints/types';
@@ -11,9 +11,14 @@ import type { PayloadRef } from '../activities/request-io';
 import type { CallResult } from '../activities/requests';
 import type { SimulationDirective } from '../providers/types';
 
+/**
+ * Ledger steps are idempotent (keyed by reservation id), so they are retried until they succeed: a hold
+ * must end settled or released, and a database outage of minutes only delays the books. Refusals (402, the
+ * cost cap) are answers, not failures, and are never retried.
+ */
 const LEDGER_OPTIONS = {
   startToCloseTimeout: '20 seconds',
-  retry: { initialInterval: '100 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 10 },
+  retry: { initialInterval: '100 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds' },
 } as const;
 
 const MODEL_CALL_OPTIONS = {
@@ -75,6 +80,11 @@ export function usageBase(input: ModelRequestInput) {
   };
 }
 
+/** The reservation id of a hop's hold: `<workflow id>:<depth>` (the hold sweeper reads the workflow id back from it). */
+export function holdId(depth: number): string {
+  return `${workflowInfo().workflowId}:${depth}`;
+}
+
 /**
  * Prices the request at this hop's model, re-checks what the key may use and holds the credits. Returns the
  * reservation id, or null when this hop is skipped (`stop` when the chain must end). At the first hop
@@ -82,7 +92,7 @@ export function usageBase(input: ModelRequestInput) {
  */
 export async function holdForHop(input: ModelRequestInput, depth: number, hops: HopRecord[]): Promise<string | null | 'stop'> {
   const model = input.chain[depth];
-  const reservationId = `${workflowInfo().workflowId}:${depth}`;
+  const reservationId = holdId(depth);
   let hold;
   try {
     hold = await activitiesFor(input).ledger.holdCredits({
@@ -150,7 +160,7 @@ export interface ChainCall<T> {
   /** Why a hold is given back when this kind of call fails (shown in the ledger's audit trail). */
   releaseReason?: string;
   /** Calls one hop's model (a local activity, or an activity in the API process holding a stream). */
-  call(model: string, depth: number): Promise<HopServed<T>>;
+  call(model: string, depth: number, reservationId: string): Promise<HopServed<T>>;
   /**
    * A failed call that still produced something billable (a stream whose process died mid-answer): what
    * to settle instead of releasing the hold and falling back; null when nothing was produced.
@@ -174,49 +184,82 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
   const startedAt = Date.now();
   const hops: HopRecord[] = [];
   let lastFailure: unknown = null;
+  // The hop's hold while it is neither settled nor given back: whatever ends the run early gives it back.
+  let open: string | null = null;
 
-  for (let depth = 0; depth < input.chain.length; depth++) {
-    const model = input.chain[depth];
-    const reservationId = await holdForHop(input, depth, hops);
-    if (reservationId === 'stop') break;
-    if (reservationId === null) continue;
-
-    let served: HopServed<T>;
-    try {
-      served = await chain.call(model, depth);
-    } catch (err) {
-      if (chain.abandonOn && (await chain.abandonOn(err, reservationId, depth))) throw err;
-      const billable = chain.billAfterFailure ? await chain.billAfterFailure(err, model) : null;
-      if (!billable) {
-        await ledger.releaseCredits({ reservationId, reason: chain.releaseReason ?? 'model call failed' });
-        hops.push({ model, outcome: 'failed', reason: findGatewayError(err)?.message ?? String(err) });
-        lastFailure = err;
-        if (mayFallBack(err)) continue;
-        break; // caller errors never fall back
+  try {
+    for (let depth = 0; depth < input.chain.length; depth++) {
+      const model = input.chain[depth];
+      // Open from the moment it is asked for: a run cancelled while the hold is taken still gives it back.
+      open = holdId(depth);
+      let reservationId: string | null | 'stop';
+      try {
+        reservationId = await holdForHop(input, depth, hops);
+      } catch (err) {
+        if (!isCancellation(err)) open = null; // refused: nothing was held
+        throw err;
       }
-      served = billable;
-    }
+      if (reservationId === 'stop' || reservationId === null) {
+        open = null;
+        if (reservationId === 'stop') break;
+        continue;
+      }
 
-    const settled = await ledger.settleRequest({
-      reservationId,
-      chargeMicro: served.chargeMicro,
-      usage: {
-        ...usageBase(input), modelUsed: model, fallbackDepth: depth, status: served.status,
-        inputTokens: served.usage.inputTokens, outputTokens: served.usage.outputTokens, units: served.usage.units,
-        latencyMs: Date.now() - startedAt, errorCode: served.errorCode ?? null,
-      },
-    });
-    hops.push({ model, outcome: 'served' });
-    return {
-      detail: served.detail,
-      modelUsed: model,
-      fallbackFrom: depth > 0 ? input.chain[0] : null,
-      fallbackDepth: depth,
-      creditsUsedMicro: settled.chargedMicro,
-      hops,
-    };
+      let served: HopServed<T>;
+      try {
+        served = await chain.call(model, depth, reservationId);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        if (chain.abandonOn && (await chain.abandonOn(err, reservationId, depth))) {
+          open = null;
+          throw err;
+        }
+        const billable = chain.billAfterFailure ? await chain.billAfterFailure(err, model) : null;
+        if (!billable) {
+          await ledger.releaseCredits({ reservationId, reason: chain.releaseReason ?? 'model call failed' });
+          open = null;
+          hops.push({ model, outcome: 'failed', reason: findGatewayError(err)?.message ?? String(err) });
+          lastFailure = err;
+          if (mayFallBack(err)) continue;
+          break; // caller errors never fall back
+        }
+        served = billable;
+      }
+
+      const settled = await ledger.settleRequest({
+        reservationId,
+        chargeMicro: served.chargeMicro,
+        usage: {
+          ...usageBase(input), modelUsed: model, fallbackDepth: depth, status: served.status,
+          inputTokens: served.usage.inputTokens, outputTokens: served.usage.outputTokens, units: served.usage.units,
+          latencyMs: Date.now() - startedAt, errorCode: served.errorCode ?? null,
+        },
+      });
+      open = null;
+      hops.push({ model, outcome: 'served' });
+      return {
+        detail: served.detail,
+        modelUsed: model,
+        fallbackFrom: depth > 0 ? input.chain[0] : null,
+        fallbackDepth: depth,
+        creditsUsedMicro: settled.chargedMicro,
+        hops,
+      };
+    }
+  } catch (err) {
+    if (open) await giveBack(input, open, isCancellation(err) ? 'request cancelled' : 'request failed');
+    throw err;
   }
   return failExhausted(input, hops, lastFailure, startedAt);
+}
+
+/**
+ * Releases a hold on the way out of a run that failed or was cancelled (a hold that was never taken is a
+ * no-op). It runs even in a cancelled run; a run terminated or timed out never gets here, and the hold
+ * sweeper (workflows/hold-sweeper.ts) releases its hold instead.
+ */
+export async function giveBack(input: { activityMode?: ActivityMode }, reservationId: string, reason: string): Promise<void> {
+  await CancellationScope.nonCancellable(() => activitiesFor(input).ledger.releaseCredits({ reservationId, reason }));
 }
 
 /** A served call's outcome as a hop: its stored response is what the caller gets. */

@@ -5,10 +5,11 @@
  * with its status.
  */
 import { InvalidRequestError } from '../../core/errors';
-import type { chatStreamWorkflow, ChatStreamInput } from '../../workflows/chat-stream';
+import type { chatStreamWorkflow, ChatStreamInput, ChatStreamResult } from '../../workflows/chat-stream';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { requestInput, startRequestWorkflow } from '../requests/start';
 import type { Endpoint } from '../../endpoints/types';
+import { runResult } from '../requests/outcome';
 import { requestWorkflowId } from '../../workflows/contracts';
 
 /** Streams a chat model's answer in the wire format of `endpoint` (see endpoints/stream-formats.ts). */
@@ -27,7 +28,7 @@ export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: 
     const handle = await startRequestWorkflow<typeof chatStreamWorkflow>(ctx, deps, 'chatStreamWorkflow', {
       workflowId: requestWorkflowId(requestId), args: [input], model: req.model, endpoint: req.endpoint, workflowExecutionTimeout: '45 minutes',
     });
-    const result = handle.result();
+    const result = runResult<ChatStreamResult>(handle, { requestId, joined: false, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
     // Before the first byte, a failed workflow is an ordinary error response (status and JSON body).
     await Promise.race([sink.whenStarted(), result]);
     if (!sink.hasStarted) {

@@ -8,6 +8,7 @@ import type Koa from 'koa';
 import { GatewayError, InternalError, NotFoundError } from '../../core/errors';
 import { toGatewayError } from '../../activities/failures';
 import type { Logger } from '../../core/log';
+import { outageError } from './outages';
 
 export function errorMiddleware(log: Logger): Koa.Middleware {
   return async (ctx, next) => {
@@ -17,7 +18,11 @@ export function errorMiddleware(log: Logger): Koa.Middleware {
         throw new NotFoundError(`Unknown request URL: ${ctx.method} ${ctx.path}`, { code: 'unknown_url' });
       }
     } catch (caught) {
-      const err = clientError(toGatewayError(caught), ctx.state.requestId);
+      const found = toGatewayError(caught);
+      // An unexpected failure that is an outage of a dependency (database, Temporal) is a 503 with Retry-After.
+      const outage = found instanceof InternalError && found !== caught ? outageError(caught) : null;
+      if (outage) log.warn({ err: caught, requestId: ctx.state.requestId, path: ctx.path }, 'a dependency is unavailable');
+      const err = outage ?? clientError(found, ctx.state.requestId);
       if (err.status === 500) log.error({ err: caught, requestId: ctx.state.requestId, path: ctx.path }, 'internal error');
       if (ctx.headerSent || !ctx.writable) {
         // A stream already started: the route writes its own error event; nothing more can be sent.

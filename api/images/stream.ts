@@ -22,6 +22,7 @@ import type { ModelRequestResult } from '../../workflows/model-request';
 import type { imageStreamWorkflow, ImageStreamInput } from '../../workflows/image-stream';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { requestInput, startRequestWorkflow } from '../requests/start';
+import { runResult } from '../requests/outcome';
 import type { StreamSink } from '../../activities/stream-registry';
 import { requestWorkflowId } from '../../workflows/contracts';
 
@@ -47,7 +48,7 @@ export async function streamImages(ctx: GatewayContext, deps: AppDeps, req: Imag
     const handle = await startRequestWorkflow<typeof imageStreamWorkflow>(ctx, deps, 'imageStreamWorkflow', {
       workflowId: requestWorkflowId(requestId), args: [input], model: req.model, endpoint: req.endpoint, workflowExecutionTimeout: '45 minutes',
     });
-    const result = handle.result();
+    const result = runResult<ModelRequestResult>(handle, { requestId, joined: false, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
     await Promise.race([sink.whenStarted(), result.catch(() => undefined)]);
     // Before the first byte a failed request is an ordinary error response (status and JSON body).
     if (!sink.hasStarted) await result;

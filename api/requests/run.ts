@@ -57,7 +57,7 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
     handle = deps.temporal.client.workflow.getHandle<typeof modelRequestWorkflow>(workflowId);
     replay = true;
   }
-  const result = await awaitOutcome(handle, expectation);
+  const result = await awaitOutcome(handle, expectation, { requestId, joined: replay, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
   applyResultHeaders(ctx, result);
   if (replay) ctx.set('x-idempotent-replayed', 'true');
   return result;

@@ -2,7 +2,7 @@
  * Starting a request's workflow: the input every request workflow takes (built here only), the options
  * every start shares (eager start, search attributes, timeout), and typed starts by workflow function.
  */
-import type { WorkflowHandleWithFirstExecutionRunId, WorkflowStartOptions } from '@temporalio/client';
+import { isGrpcDeadlineError, type WorkflowHandleWithFirstExecutionRunId, type WorkflowStartOptions } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import { storePayload } from '../../activities/request-io';
 import { getFallbackChain } from '../../domain/workspaces';
@@ -11,6 +11,7 @@ import type { SimulationDirective } from '../../providers/types';
 import type { ModelRequestInput } from '../../workflows/model-request';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { requestSearchAttributes } from './workflow-ids';
+import { outcomeUnknown } from './outcome';
 
 /** The `x-simulate-failure` / `x-simulate-fail-times` headers (honoured by the simulated provider only). */
 export function simulationDirective(ctx: GatewayContext): SimulationDirective | undefined {
@@ -41,7 +42,11 @@ export async function requestInput(ctx: GatewayContext, deps: AppDeps, opts: { e
 
 export type RequestStartOptions<W extends Workflow> = Pick<WorkflowStartOptions<W>, 'args' | 'workflowId'> & Partial<WorkflowStartOptions<W>>;
 
-/** Starts a request workflow (`start<typeof wf>`: its arguments and result are typed by the workflow itself). */
+/**
+ * Starts a request workflow (`start<typeof wf>`: its arguments and result are typed by the workflow itself).
+ * A start the server did not answer in time may have happened: its outcome is unknown (504), not a failure.
+ * A server that cannot be reached started nothing (503 from the error mapper).
+ */
 export function startRequestWorkflow<W extends Workflow>(
   ctx: GatewayContext, deps: AppDeps, name: string, opts: RequestStartOptions<W> & { model: string; endpoint: string },
 ): Promise<WorkflowHandleWithFirstExecutionRunId<W> & { eagerlyStarted?: boolean }> {
@@ -53,5 +58,7 @@ export function startRequestWorkflow<W extends Workflow>(
     typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model, endpoint }),
     workflowExecutionTimeout: '30 minutes',
     ...options,
-  } as WorkflowStartOptions<W>);
+  } as WorkflowStartOptions<W>).catch((err: unknown) => {
+    throw isGrpcDeadlineError(err) ? outcomeUnknown({ requestId, joined: false }) : err;
+  });
 }

@@ -1,4 +1,7 @@
-/** `GET /healthz` (no auth): can we reach Postgres, Temporal and S3? 503 when any is down. */
+/**
+ * `GET /healthz` (no auth): can we reach Postgres, Temporal and S3? 503 (`unavailable`) when Postgres or
+ * Temporal is down; 200 `degraded` when only S3 is (requests that need no storage, such as chat, are served).
+ */
 import Router from '@koa/router';
 import type { AppDeps, GatewayState } from '../http/context';
 
@@ -10,9 +13,9 @@ export function healthRouter(deps: AppDeps): Router<GatewayState> {
       probe(async () => { await deps.temporal.client.workflowService.getSystemInfo({}); }),
       probe(() => deps.storage.ping()),
     ]);
-    const ok = postgres.ok && temporal.ok && s3.ok;
-    ctx.status = ok ? 200 : 503;
-    ctx.body = { status: ok ? 'ok' : 'degraded', postgres, temporal, s3 };
+    const serving = postgres.ok && temporal.ok;
+    ctx.status = serving ? 200 : 503;
+    ctx.body = { status: !serving ? 'unavailable' : s3.ok ? 'ok' : 'degraded', postgres, temporal, s3 };
   });
   return router;
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { grantKeys } from '../../domain/plan-grants';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { getSharedStack } from '../support/stack';
+import { SCHEDULED_TASK_QUEUE } from '../../workflows/contracts';
 
 interface CliResult { code: number; stdout: string; stderr: string; json: any }
 
@@ -80,7 +81,7 @@ describe('admin CLI: plans, the grant schedule and budget alerts (cli/billing-co
   it('describes the schedule', async () => {
     const described = await cli('schedule', 'describe');
     expect(described.code, described.stderr).to.equal(0);
-    expect(described.json).to.include({ id: 'monthly-credit-grants', workflow_type: 'monthlyCreditGrantsWorkflow', task_queue: taskQueue, paused: false, timezone: 'UTC' });
+    expect(described.json).to.include({ id: 'monthly-credit-grants', workflow_type: 'monthlyCreditGrantsWorkflow', task_queue: SCHEDULED_TASK_QUEUE, paused: false, timezone: 'UTC' });
     expect(described.json.next_runs[0]).to.match(/^\d{4}-\d{2}-01T00:00:00\.000Z$/);
   });
 

@@ -57,6 +57,40 @@ describe('credit ledger', function () {
     expect(kinds).to.deep.equal(['reserve', 'refund']);
   });
 
+  it('records a charge above what the balance covers as debt, paid first by the next topup', async () => {
+    const ws = await workspaceWith(1);
+    const id = `debt-${ws}`;
+    await reserve(db, { reservationId: id, workspaceId: ws, amountMicro: 500_000 });
+    const usage = { requestId: id, workspaceId: ws, apiKeyId: null, endpoint: 'chat.completions', modelRequested: 'sim-chat', modelUsed: 'sim-chat', fallbackDepth: 0, status: 'succeeded' as const, inputTokens: 10, outputTokens: 900 };
+    const settled = await settle(db, { reservationId: id, chargeMicro: 3_000_000, usage });
+    expect(settled).to.deep.equal({ chargedMicro: 3_000_000, debtMicro: 2_000_000 });
+    expect(await getBalance(db, ws)).to.deep.equal({ totalMicro: -2_000_000, planMicro: 0, topupMicro: 0, debtMicro: 2_000_000 });
+    const record = await db('usage_records').where({ request_id: id }).first();
+    expect([record.credits_micro, record.debt_micro]).to.deep.equal([3_000_000, 2_000_000]);
+    expect((await settle(db, { reservationId: id, chargeMicro: 3_000_000 })).chargedMicro).to.equal(3_000_000); // retried: once
+    // No new hold while the workspace owes.
+    await reserve(db, { reservationId: `${id}-next`, workspaceId: ws, amountMicro: 1 }).then(() => expect.fail('reserved'), (err) => expect(err).to.be.instanceOf(InsufficientCreditsError));
+
+    await topUp(db, { workspaceId: ws, amountMicro: 5_000_000, idempotencyKey: `pay-${ws}` });
+    await topUp(db, { workspaceId: ws, amountMicro: 5_000_000, idempotencyKey: `pay-${ws}` });
+    expect(await getBalance(db, ws)).to.deep.equal({ totalMicro: 3_000_000, planMicro: 0, topupMicro: 3_000_000, debtMicro: 0 });
+    const repaid = await db('credit_ledger').where({ workspace_id: ws, kind: 'repay' }).orderBy('id').pluck('amount_micro');
+    expect(repaid).to.deep.equal([-2_000_000, 2_000_000]);
+    const sums = await ledgerSum(db, ws);
+    expect(sums.ledgerMicro).to.equal(sums.bucketsMicro);
+  });
+
+  it('pays a debt first out of a plan grant, as far as the grant goes', async () => {
+    const ws = await workspaceWith(0);
+    await topUp(db, { workspaceId: ws, amountMicro: 1_000_000, idempotencyKey: `seed-${ws}` });
+    await reserve(db, { reservationId: `owe-${ws}`, workspaceId: ws, amountMicro: 1_000_000 });
+    await settle(db, { reservationId: `owe-${ws}`, chargeMicro: 6_000_000 });
+    await grantPlanCredits(db, { workspaceId: ws, cycle: '2099-02', amountMicro: 2_000_000, expiresAt: new Date(Date.now() + 86_400_000), idempotencyKey: `grant:${ws}:2099-02` });
+    expect(await getBalance(db, ws)).to.deep.equal({ totalMicro: -3_000_000, planMicro: 0, topupMicro: 0, debtMicro: 3_000_000 });
+    const sums = await ledgerSum(db, ws);
+    expect(sums.ledgerMicro).to.equal(sums.bucketsMicro);
+  });
+
   it('spends expiring plan credits before topups', async () => {
     const ws = await workspaceWith(10);
     await grantPlanCredits(db, { workspaceId: ws, cycle: '2099-01', amountMicro: 4_000_000, expiresAt: new Date(Date.now() + 86_400_000), idempotencyKey: `grant:${ws}:2099-01` });

@@ -1,5 +1,9 @@
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import sharp from 'sharp';
+import { readAcceptedSubmissions } from '../../simulator';
 import { readBoxes } from '../../simulator/media/mp4';
 import { videoSize } from '../../simulator/video';
 import type { VideoSubmitRequest } from '../../providers/types';
@@ -20,6 +24,30 @@ function tkhdSize(mp4: Buffer): [number, number] {
 }
 
 describe('simulated provider: video', () => {
+  it('gives the first job back to a submission repeated under the same idempotency key, across provider instances with a state directory', async () => {
+    const time = clock();
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sim-video-test-'));
+    try {
+      const first = simulated({ now: time.now, stateDir }).video!('sim-video');
+      const { operationId } = await first.doSubmit(request, ctx({ idempotencyKey: 'job-1:0' }));
+      time.advance(500);
+      expect((await first.doSubmit(request, ctx({ idempotencyKey: 'job-1:0' }))).operationId).to.equal(operationId);
+      // Another process (a new provider instance) with the same state directory remembers it too.
+      const restarted = simulated({ now: time.now, stateDir }).video!('sim-video');
+      expect((await restarted.doSubmit(request, ctx({ idempotencyKey: 'job-1:0' }))).operationId).to.equal(operationId);
+      const other = await restarted.doSubmit(request, ctx({ idempotencyKey: 'job-2:0' }));
+      expect(other.operationId).to.not.equal(operationId);
+      expect(readAcceptedSubmissions(stateDir)).to.deep.equal([{ key: 'job-1:0', operationId }, { key: 'job-2:0', operationId: other.operationId }]);
+      // Without a key every submission is a new job, and none is remembered.
+      const unnamed = await restarted.doSubmit(request, ctx());
+      time.advance(1);
+      expect((await restarted.doSubmit(request, ctx())).operationId).to.not.equal(unnamed.operationId);
+      expect(readAcceptedSubmissions(stateDir)).to.have.length(2);
+    } finally {
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
   it('reports processing with growing progress, then succeeds with an MP4 inline', async () => {
     const time = clock();
     const video = simulated({ now: time.now, videoReadyMs: 3000 }).video!('sim-video');

@@ -8,6 +8,7 @@ import { createApiKey, createWorkspace, type ApiKeyQuotas, type Role } from '../
 import { startRuntime, type Runtime } from '../../main/runtime';
 import { providersFromEnv } from '../../main/providers';
 import type { ProviderOptions } from '../../providers/types';
+import type { StorageConfig } from '../../infra/storage';
 import { getSharedStack } from './stack';
 
 export interface TestGateway {
@@ -32,12 +33,14 @@ export async function startTestGateway(opts: {
   env?: NodeJS.ProcessEnv; taskQueue?: string; api?: boolean; worker?: boolean;
   /** Per-provider options over the env's (e.g. the simulated provider's `x-sim-*` knobs as headers). */
   providerOverrides?: Record<string, Partial<ProviderOptions>>;
+  /** Object storage other than the shared stack's. */
+  s3?: StorageConfig;
 } = {}): Promise<TestGateway> {
   const stack = await getSharedStack();
   const env = { ...process.env, ...(opts.env ?? {}) };
   const config = { ...loadConfig(env), temporalTaskQueue: opts.taskQueue ?? `test-${Math.random().toString(36).slice(2, 10)}` };
   const runtime = await startRuntime({
-    config, databaseUrl: stack.databaseUrl, temporalAddress: stack.temporalAddress, s3: stack.s3,
+    config, databaseUrl: stack.databaseUrl, temporalAddress: stack.temporalAddress, s3: opts.s3 ?? stack.s3,
     api: opts.api ?? true, worker: opts.worker ?? true, port: 0, providers: providersFromEnv(env, opts.providerOverrides),
   });
   const url = runtime.http?.url ?? '';

@@ -45,6 +45,7 @@ export const ROUTES: RouteCase[] = [
   { method: 'GET', route: '/v1/files/:fileId/content', permission: 'files.read' },
   { method: 'DELETE', route: '/v1/files/:fileId', permission: 'files.write' },
   { method: 'GET', route: '/v1/videos/generations/:jobId', permission: 'jobs.read' },
+  { method: 'GET', route: '/v1/requests/:id', permission: 'jobs.read' },
   { method: 'GET', route: '/v1/billing/balance', permission: 'billing.read' },
   { method: 'GET', route: '/v1/billing/ledger', permission: 'billing.read' },
   { method: 'GET', route: '/v1/responses/:responseId', permission: 'files.read' },
@@ -77,7 +78,7 @@ export const ROUTES: RouteCase[] = [
 
 /** Fills the route's path parameters (every one with `id`, or a harmless default). */
 export function pathOf(route: RouteCase, id?: string): string {
-  const defaults: Record<string, string> = { slug: 'sim-chat', model: 'sim-chat', fileId: 'file_missing', jobId: 'vgen_missing', alertId: 'alert_missing', responseId: 'resp_missing' };
+  const defaults: Record<string, string> = { slug: 'sim-chat', model: 'sim-chat', fileId: 'file_missing', jobId: 'vgen_missing', alertId: 'alert_missing', responseId: 'resp_missing', id: 'req_missing' };
   return route.route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(id ?? defaults[name]));
 }
 

@@ -9,6 +9,7 @@ import { creditsToMicro } from '../../core/money';
 import { createWorkspace } from '../../domain/workspaces';
 import { grantKeys } from '../../domain/plan-grants';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { SCHEDULED_TASK_QUEUE } from '../../workflows/contracts';
 
 // Cycles long past: their buckets expired before they were granted, so these runs (which grant to every
 // workspace on a plan in the shared test database) leave every spendable balance as it was.
@@ -42,10 +43,10 @@ describe('monthly credit grants (workflows/monthly-credit-grants)', function () 
   const bucket = (workspaceId: string, cycle: string) => db()('credit_buckets').where({ workspace_id: workspaceId, kind: 'plan', cycle }).first();
   const topupBucket = (workspaceId: string) => db()('credit_buckets').where({ workspace_id: workspaceId, kind: 'topup' }).first();
 
-  it('creates the schedule at worker start: 00:00 UTC on the 1st, running the grant on this task queue', async () => {
+  it('creates the schedule at worker start: 00:00 UTC on the 1st, running the grant on the scheduled-work task queue', async () => {
     const schedule = await client().schedule.getHandle(MONTHLY_GRANT_SCHEDULE_ID).describe();
     expect(schedule.action.workflowType).to.equal('monthlyCreditGrantsWorkflow');
-    expect(schedule.action.taskQueue).to.equal(taskQueue);
+    expect(schedule.action.taskQueue).to.equal(SCHEDULED_TASK_QUEUE);
     expect(schedule.spec.timezone ?? 'UTC').to.equal('UTC');
     const [calendar] = schedule.spec.calendars ?? [];
     expect(calendar.dayOfMonth).to.deep.equal([{ start: 1, end: 1, step: 1 }]);
@@ -57,11 +58,20 @@ describe('monthly credit grants (workflows/monthly-credit-grants)', function () 
   });
 
   it('leaves an up-to-date schedule alone and brings a stale one in line', async () => {
-    expect(await ensureMonthlyGrantSchedule(client(), taskQueue)).to.equal('unchanged');
-    expect(await ensureMonthlyGrantSchedule(client(), `${taskQueue}-elsewhere`)).to.equal('updated');
-    expect((await client().schedule.getHandle(MONTHLY_GRANT_SCHEDULE_ID).describe()).action.taskQueue).to.equal(`${taskQueue}-elsewhere`);
-    expect(await ensureMonthlyGrantSchedule(client(), taskQueue)).to.equal('updated');
-    expect((await client().schedule.getHandle(MONTHLY_GRANT_SCHEDULE_ID).describe()).action.taskQueue).to.equal(taskQueue);
+    const handle = client().schedule.getHandle(MONTHLY_GRANT_SCHEDULE_ID);
+    expect(await ensureMonthlyGrantSchedule(client())).to.equal('unchanged');
+    await handle.update((previous) => ({ ...previous, action: { ...previous.action, taskQueue: `${taskQueue}-elsewhere` } }));
+    expect(await ensureMonthlyGrantSchedule(client())).to.equal('updated');
+    expect((await handle.describe()).action.taskQueue).to.equal(SCHEDULED_TASK_QUEUE);
+  });
+
+  it('keeps the schedule on its own task queue when a worker of another task queue starts', async () => {
+    const other = await startTestGateway({ taskQueue: `${taskQueue}-other`, api: false });
+    try {
+      expect((await client().schedule.getHandle(MONTHLY_GRANT_SCHEDULE_ID).describe()).action.taskQueue).to.equal(SCHEDULED_TASK_QUEUE);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('re-seals the schedule\'s input under a new first key, so a rotation can drop the old one', async () => {
@@ -76,12 +86,12 @@ describe('monthly credit grants (workflows/monthly-credit-grants)', function () 
       return Buffer.from(raw.schedule!.action!.startWorkflow!.input!.payloads![0].metadata![KEY_ID_METADATA]).toString();
     };
     const rotated = clientWith([newKey, ...runKeys]);
-    expect(await ensureMonthlyGrantSchedule(rotated, taskQueue)).to.equal('updated');
-    expect(await ensureMonthlyGrantSchedule(rotated, taskQueue)).to.equal('unchanged');
+    expect(await ensureMonthlyGrantSchedule(rotated)).to.equal('updated');
+    expect(await ensureMonthlyGrantSchedule(rotated)).to.equal('unchanged');
     expect(await storedKeyId(rotated)).to.equal(newKey.id);
     // Back under the run's own key for the tests that follow (they no longer know the new one).
     const restored = clientWith([...runKeys, newKey]);
-    expect(await ensureMonthlyGrantSchedule(restored, taskQueue)).to.equal('updated');
+    expect(await ensureMonthlyGrantSchedule(restored)).to.equal('updated');
     expect(await storedKeyId(client())).to.equal(runKeys[0].id);
   });
 
@@ -106,7 +116,7 @@ describe('monthly credit grants (workflows/monthly-credit-grants)', function () 
     const free = await workspace('free', 20);
     const planless = await workspace(null, 10);
 
-    const first = await runGrantCycle(client(), { taskQueue, cycle: CYCLE_A, batchSize: 2, batchesPerRun: 1 });
+    const first = await runGrantCycle(client(), { cycle: CYCLE_A, batchSize: 2, batchesPerRun: 1 });
     expect(first.cycle).to.equal(CYCLE_A);
     expect(first.workspaces).to.be.at.least(3);
     expect(first.granted).to.equal(first.workspaces);
@@ -114,7 +124,7 @@ describe('monthly credit grants (workflows/monthly-credit-grants)', function () 
     expect(first.runs).to.equal(first.batches);
     expect(first.runs).to.be.at.least(2);
 
-    const second = await runGrantCycle(client(), { taskQueue, cycle: CYCLE_A, batchSize: 2, batchesPerRun: 1 });
+    const second = await runGrantCycle(client(), { cycle: CYCLE_A, batchSize: 2, batchesPerRun: 1 });
     expect(second).to.include({ cycle: CYCLE_A, workspaces: first.workspaces, granted: 0, grantedMicro: 0, rolledOverMicro: 0, expiredMicro: 0 });
 
     for (const [ws, credits] of [[pro, 10_000], [free, 500]] as const) {
@@ -128,8 +138,8 @@ describe('monthly credit grants (workflows/monthly-credit-grants)', function () 
   it('rolls the previous cycle over or expires it by plan, and never touches topups', async () => {
     const pro = await workspace('pro', 50);
     const free = await workspace('free', 20);
-    await runGrantCycle(client(), { taskQueue, cycle: CYCLE_A });
-    const result = await runGrantCycle(client(), { taskQueue, cycle: CYCLE_B });
+    await runGrantCycle(client(), { cycle: CYCLE_A });
+    const result = await runGrantCycle(client(), { cycle: CYCLE_B });
     expect(result.granted).to.equal(result.workspaces);
 
     // Pro: 10,000 unused, 5,000 (the cap) carried over, 5,000 expired.

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { getBalance } from '../../domain/ledger';
+import { readAcceptedSubmissions } from '../../simulator';
+import { waitFor } from '../support/notification-sinks';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { expectPlayableMp4, postVideo, waitForJob } from '../support/video-jobs';
 
@@ -49,6 +54,33 @@ describe('videoGenerationWorkflow across restarts', function () {
     ]);
     expect(await db('usage_records').where({ request_id: id })).to.have.length(1);
     expect((await getBalance(db, tenant.workspaceId)).totalMicro).to.equal(99_000_000);
+  });
+
+  it('submits a job once when its worker stops mid-submission: the retry gets the provider\'s first job back', async () => {
+    const taskQueue = `video-submit-${Math.random().toString(36).slice(2, 10)}`;
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sim-video-'));
+    const provider = { simulated: { headers: { 'x-sim-video-ms': '2000', 'x-sim-state-dir': stateDir } } };
+    const api = await start({ api: true, worker: false, taskQueue });
+    const firstWorker = await start({ api: false, worker: true, taskQueue, providerOverrides: provider });
+    const tenant = await api.newTenant({ credits: 100 });
+
+    // The provider takes the job at once but answers the first submission only after 60 s.
+    const res = await postVideo(tenant, { model: 'sim-video', prompt: 'submitted once', duration: 2, resolution: '360p' },
+      { 'x-simulate-failure': 'slow', 'x-simulate-delay-ms': '60000', 'x-simulate-fail-times': '1' });
+    const { id } = (await res.json()) as { id: string };
+    await waitFor('the provider to take the job', () => readAcceptedSubmissions(stateDir).length === 1);
+    await firstWorker.stop();
+
+    await start({ api: false, worker: true, taskQueue, providerOverrides: provider });
+    const { job } = await waitForJob(tenant.fetch, id);
+    expect(job.status).to.equal('succeeded');
+    await expectPlayableMp4(job.url!);
+    const accepted = readAcceptedSubmissions(stateDir);
+    expect(accepted.map((s) => s.key)).to.deep.equal([`${id}:0`]);
+    const row = await api.runtime.db('video_jobs').where({ id }).first('operation_id', 'operation_hop');
+    expect(row).to.deep.equal({ operation_id: accepted[0].operationId, operation_hop: 0 });
+    expect(await api.runtime.db('credit_ledger').where({ workspace_id: tenant.workspaceId, kind: 'settle' })).to.have.length(1);
+    fs.rmSync(stateDir, { recursive: true, force: true });
   });
 
   it('keeps a job going while the API restarts, and the new API serves its result', async () => {

@@ -46,6 +46,28 @@ describe('streaming chat completions', function () {
     expect(sent.json.stream_options).to.deep.equal({ include_usage: true });
   });
 
+  it('has the usage recorded and settled before it writes [DONE]', async () => {
+    const res = await tenant.fetch('/v1/chat/completions', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'books first' }], stream: true, stream_options: { include_usage: true } }),
+    });
+    const requestId = res.headers.get('x-request-id')!;
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('data: [DONE]')) text += Buffer.from((await reader.read()).value!).toString();
+    // Read the books the moment [DONE] arrives, before the stream's workflow has even finished.
+    const usage = await gateway.runtime.db('usage_records').where({ request_id: requestId }).first();
+    const reservation = await gateway.runtime.db('reservations').where({ request_id: requestId }).first();
+    const reported = text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6))).find((c) => c.usage)!.usage;
+    expect(usage).to.include({ status: 'succeeded', model_used: 'sim-chat' });
+    expect(reservation.status).to.equal('settled');
+    expect(Number(usage.credits_micro)).to.equal(Math.round(reported.credits_used * 1_000_000));
+    expect(Number(usage.output_tokens)).to.equal(reported.completion_tokens);
+    await reader.cancel();
+    const result = await gateway.runtime.temporal.client.workflow.getHandle(`req-${requestId}`).result();
+    expect(result.creditsUsedMicro).to.equal(Number(usage.credits_micro));
+  });
+
   it('charges a client that disconnects for what was generated, and cancels the upstream call', async () => {
     upstream.abortedStreams = 0;
     upstream.on('POST /v1/chat/completions', { sse: Array.from({ length: 200 }, (_, i) => chunk(`word${i} `)), delayMs: 30 });

@@ -1,0 +1,56 @@
+/**
+ * The hold sweeper's activity: every held reservation older than the threshold whose workflow is closed
+ * (terminated, timed out, failed, or gone from the server) is released, and the release audited. A hold
+ * whose run still goes on is left to that run, which closes its own books.
+ */
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import { findOldHolds, holdWorkflowId, releaseAbandonedHold } from '../domain/abandoned-holds';
+import type { ActivityDeps } from './deps';
+
+export const HOLD_SWEEPER_ACTOR = 'system:hold-sweeper';
+
+export interface SweepInput {
+  /** Holds younger than this are not looked at (their runs are almost always still going). */
+  minAgeSeconds: number;
+  /** Holds looked at per run (the next run takes the rest). */
+  limit?: number;
+}
+
+export interface SweepResult {
+  checked: number;
+  released: number;
+  stillRunning: number;
+}
+
+export function createHoldActivities(deps: Pick<ActivityDeps, 'db'>) {
+  return {
+    async sweepAbandonedHolds(input: SweepInput): Promise<SweepResult> {
+      const holds = await findOldHolds(deps.db, { minAgeSeconds: input.minAgeSeconds, limit: input.limit ?? 500 });
+      const client = Context.current().client;
+      const result: SweepResult = { checked: holds.length, released: 0, stillRunning: 0 };
+      for (const hold of holds) {
+        Context.current().heartbeat();
+        const workflowId = holdWorkflowId(hold.id);
+        let workflowStatus: string;
+        try {
+          workflowStatus = (await client.workflow.getHandle(workflowId).describe()).status.name;
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+          workflowStatus = 'NOT_FOUND';
+        }
+        if (workflowStatus === 'RUNNING') {
+          result.stillRunning += 1;
+          continue;
+        }
+        const released = await releaseAbandonedHold(deps.db, {
+          reservationId: hold.id, actor: HOLD_SWEEPER_ACTOR,
+          reason: `its workflow ended without closing it (${workflowStatus.toLowerCase()})`,
+          data: { workflowId, workflowStatus },
+        });
+        if (released) result.released += 1;
+      }
+      return result;
+    },
+  };
+}

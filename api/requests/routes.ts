@@ -1,0 +1,113 @@
+/**
+ * `GET /v1/requests/{id}`: what became of one of the workspace's requests, by its x-request-id (or the
+ * client's own X-Request-Id once it was recorded): running, succeeded, failed or cancelled, with the result
+ * or the error, the charge, the model that served and the fallback hops. It reads the usage record (the
+ * books) and the request's workflow (the answer); another workspace's request is a 404 like a missing one.
+ */
+import Router from '@koa/router';
+import { WorkflowFailedError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import { loadPayload } from '../../activities/request-io';
+import { NotFoundError, type GatewayError } from '../../core/errors';
+import { microToCredits } from '../../core/money';
+import { findUsage, type StoredUsage } from '../../domain/request-accounting';
+import type { ModelRequestResult } from '../../workflows/model-request';
+import type { HopRecord } from '../../workflows/request-steps';
+import { EndpointKey, ModelKey, RequestIdKey, requestWorkflowId, WorkspaceIdKey } from '../../workflows/contracts';
+import type { AppDeps, GatewayState } from '../http/context';
+import { requirePermission } from '../http/permissions';
+import { failureOfRun } from './outcome';
+
+const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
+const RESULT_URL_SECONDS = 3600;
+
+export function requestsRouter(deps: AppDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+  router.get('/requests/:id', requirePermission('jobs.read'), async (ctx) => {
+    ctx.body = await requestOutcome(deps, ctx.state.auth.workspaceId, ctx.params.id);
+  });
+  return router;
+}
+
+interface FoundRun {
+  handle: WorkflowHandle;
+  description: WorkflowExecutionDescription;
+}
+
+async function requestOutcome(deps: AppDeps, workspaceId: string, id: string) {
+  const missing = new NotFoundError(`No request '${id}' exists in this workspace.`, { code: 'request_not_found', param: 'id' });
+  if (!REQUEST_ID.test(id)) throw missing;
+  const usage = await findUsage(deps.db, workspaceId, id);
+  const requestId = usage?.requestId ?? id;
+  const run = await findRun(deps, workspaceId, requestId);
+  if (!usage && !run) throw missing;
+
+  const state = run?.description.status.name;
+  let result: Awaited<ReturnType<typeof readResult>> = { response: null, hops: null };
+  let error: GatewayError | null = null;
+  if (run && state === 'COMPLETED') result = await readResult(deps, run.handle);
+  if (run && state && state !== 'RUNNING' && state !== 'COMPLETED') error = await readFailure(run.handle);
+  const attributes = run?.description.typedSearchAttributes;
+  const created = usage?.createdAt ?? run?.description.startTime ?? new Date();
+  return {
+    id: requestId,
+    object: 'request',
+    status: statusOf(state, usage),
+    endpoint: usage?.endpoint ?? attributes?.get(EndpointKey) ?? null,
+    model: usage?.modelRequested ?? attributes?.get(ModelKey) ?? null,
+    model_used: usage?.modelUsed ?? null,
+    fallback_depth: usage?.fallbackDepth ?? null,
+    fallback_hops: result.hops,
+    credits_used: usage ? microToCredits(usage.creditsMicro) : state === 'RUNNING' ? null : 0,
+    created: Math.floor(created.getTime() / 1000),
+    result: result.response,
+    error: error && { message: error.message, type: error.type, param: error.param, code: error.code },
+  };
+}
+
+function statusOf(state: string | undefined, usage: StoredUsage | null): 'running' | 'succeeded' | 'failed' | 'cancelled' {
+  if (state === 'RUNNING') return 'running';
+  if (state === 'COMPLETED' || state === undefined) return usage?.status ?? 'succeeded';
+  if (state === 'CANCELLED') return 'cancelled';
+  return 'failed';
+}
+
+/** The request's workflow, if it is the workspace's: `req-<id>`, else (an Idempotency-Key's run) found by its request id. */
+async function findRun(deps: AppDeps, workspaceId: string, requestId: string): Promise<FoundRun | null> {
+  const client = deps.temporal.client;
+  const ours = (description: WorkflowExecutionDescription) => description.typedSearchAttributes.get(WorkspaceIdKey) === workspaceId;
+  try {
+    const handle = client.workflow.getHandle(requestWorkflowId(requestId));
+    const description = await handle.describe();
+    return ours(description) ? { handle, description } : null;
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  const query = `${RequestIdKey.name} = "${requestId}" AND ${WorkspaceIdKey.name} = "${workspaceId}"`;
+  for await (const listed of client.workflow.list({ query, pageSize: 1 })) {
+    const handle = client.workflow.getHandle(listed.workflowId, listed.runId);
+    const description = await handle.describe();
+    if (ours(description)) return { handle, description };
+  }
+  return null;
+}
+
+/** What a finished run answered: the response body (JSON, or where to fetch stored bytes) and its hops. */
+async function readResult(deps: AppDeps, handle: WorkflowHandle): Promise<{ response: unknown; hops: HopRecord[] | null }> {
+  const result = (await handle.result()) as Partial<ModelRequestResult>;
+  if (!result?.response) return { response: null, hops: result?.hops ?? null };
+  const response = await loadPayload(deps.storage, result.response);
+  if (response.kind === 'json') return { response: response.body, hops: result.hops ?? null };
+  const url = await deps.storage.signedUrl(response.storageKey, RESULT_URL_SECONDS, { contentType: response.contentType });
+  return { response: { content_type: response.contentType, bytes: response.bytes, url }, hops: result.hops ?? null };
+}
+
+async function readFailure(handle: WorkflowHandle): Promise<GatewayError | null> {
+  try {
+    await handle.result();
+    return null;
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) return failureOfRun(err);
+    throw err;
+  }
+}

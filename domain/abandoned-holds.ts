@@ -1,0 +1,48 @@
+/**
+ * Holds whose request ended without closing them (its run was terminated, timed out, or lost): found by
+ * age and released by the hold sweeper, each release recorded in the audit log with who closed it and why.
+ */
+import type { Knex } from 'knex';
+import { audit } from './audit';
+import { refund } from './ledger';
+
+export interface HeldReservation {
+  id: string;
+  workspaceId: string;
+  amountMicro: number;
+  createdAt: Date;
+}
+
+/** Held reservations older than `minAgeSeconds`, oldest first. */
+export async function findOldHolds(db: Knex, opts: { minAgeSeconds: number; limit: number }): Promise<HeldReservation[]> {
+  const rows = await db('reservations')
+    .where({ status: 'held' })
+    .andWhereRaw(`created_at <= now() - make_interval(secs => ?)`, [opts.minAgeSeconds])
+    .orderBy('created_at')
+    .limit(opts.limit)
+    .select('id', 'workspace_id', 'amount_micro', 'created_at');
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, amountMicro: Number(r.amount_micro), createdAt: new Date(r.created_at) }));
+}
+
+/** The workflow a hold belongs to: reservation ids are `<workflow id>:<hop depth>`. */
+export function holdWorkflowId(reservationId: string): string {
+  const at = reservationId.lastIndexOf(':');
+  return at > 0 ? reservationId.slice(0, at) : reservationId;
+}
+
+/**
+ * Releases a hold whose request is over (the key's `reserved_micro` comes back with it) and records it in
+ * the audit log, in one transaction. False when the hold was closed meanwhile.
+ */
+export async function releaseAbandonedHold(db: Knex, opts: { reservationId: string; actor: string; reason: string; data?: Record<string, unknown> }): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const row = await trx('reservations').where({ id: opts.reservationId }).forUpdate().first('status', 'workspace_id', 'amount_micro');
+    if (!row || row.status !== 'held') return false;
+    await refund(trx, { reservationId: opts.reservationId, reason: opts.reason });
+    await audit(trx, {
+      workspaceId: row.workspace_id, actor: opts.actor, action: 'reservation.release', subjectType: 'reservation', subjectId: opts.reservationId,
+      data: { reason: opts.reason, amountMicro: Number(row.amount_micro), ...opts.data },
+    });
+    return true;
+  });
+}

@@ -1,0 +1,328 @@
+/**
+ * The fault suite: a gateway as separate processes (API, worker, Temporal dev server on a SQLite file,
+ * MinIO, a fresh Postgres database), each part killed (SIGKILL) or stopped while requests and jobs are in
+ * flight, then started again. After each fault the books are reconciled from the database alone, and every
+ * client either got its answer or a 503/504 whose request id leads to the outcome.
+ */
+import { expect } from 'chai';
+import { Client, Connection } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { requestSearchAttributes } from '../../api/requests/workflow-ids';
+import { readAcceptedSubmissions } from '../../simulator';
+import type { ModelRequestInput } from '../../workflows/request-steps';
+import { waitFor } from '../support/notification-sinks';
+import { expectPlayableMp4, postVideo, waitForJob, type VideoJobObject } from '../support/video-jobs';
+import { FaultStack, type FaultTenant } from './support/fault-stack';
+import { BALANCED, reconcile } from './support/reconcile';
+
+const json = { 'content-type': 'application/json' };
+/** A chat whose model takes `delayMs` to answer: long enough to break something while it is in flight. */
+const slowChat = (delayMs: number) => ({ ...json, 'x-simulate-failure': 'slow', 'x-simulate-delay-ms': String(delayMs) });
+const chatBody = (content: string, extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'sim-chat', max_tokens: 64, messages: [{ role: 'user', content }], ...extra });
+
+interface ClientView {
+  status: number | 'connection lost';
+  requestId: string | null;
+  code?: string;
+  retryAfter?: string | null;
+}
+
+async function send(tenant: FaultTenant, path: string, init: RequestInit): Promise<ClientView> {
+  try {
+    const res = await tenant.fetch(path, init);
+    const body = (await res.json().catch(() => null)) as { error?: { code?: string } } | null;
+    return { status: res.status, requestId: res.headers.get('x-request-id'), code: body?.error?.code, retryAfter: res.headers.get('retry-after') };
+  } catch {
+    return { status: 'connection lost', requestId: null };
+  }
+}
+
+/** What `GET /v1/requests/{id}` says once the request is no longer running. */
+async function finalOutcome(tenant: FaultTenant, id: string): Promise<{ status: string; credits_used: number }> {
+  return waitFor(`the outcome of ${id}`, async () => {
+    const res = await tenant.fetch(`/v1/requests/${id}`).catch(() => null);
+    if (res?.status !== 200) return null;
+    const body = (await res.json()) as { status: string; credits_used: number };
+    return body.status === 'running' ? null : body;
+  }, 120_000);
+}
+
+/**
+ * Every client got its answer, or a 503/504 with a request id whose outcome GET /v1/requests/{id} gives: a
+ * run that ended, or (for a store that was unavailable before anything started) no such request at all.
+ */
+async function expectEveryOutcomeKnown(tenant: FaultTenant, views: ClientView[], db: FaultStack['db']): Promise<void> {
+  for (const view of views) {
+    if (view.status === 200) continue;
+    expect(view.status, JSON.stringify(view)).to.be.oneOf([503, 504]);
+    expect(view.requestId, 'x-request-id').to.match(/^[0-9a-f-]{36}$/);
+    expect(view.retryAfter, 'Retry-After').to.match(/^\d+$/);
+    if (view.code?.endsWith('_unavailable')) {
+      expect((await tenant.fetch(`/v1/requests/${view.requestId}`)).status).to.equal(404);
+      expect(await db('reservations').where({ request_id: view.requestId })).to.deep.equal([]);
+      continue;
+    }
+    const outcome = await finalOutcome(tenant, view.requestId!);
+    expect(outcome.status).to.be.oneOf(['succeeded', 'failed', 'cancelled']);
+  }
+}
+
+const tally = (views: ClientView[]) => views.reduce<Record<string, number>>((t, v) => {
+  const key = `${v.status}${v.code ? ` ${v.code}` : ''}`;
+  t[key] = (t[key] ?? 0) + 1;
+  return t;
+}, {});
+
+describe('faults: a gateway of separate processes, broken one part at a time', function () {
+  this.timeout(600_000);
+  let stack: FaultStack;
+  let temporal: Client;
+  const tenants: string[] = [];
+  const report: Array<Record<string, unknown>> = [];
+
+  before(async function () {
+    this.timeout(300_000);
+    stack = await FaultStack.start();
+    temporal = new Client({ connection: await Connection.connect({ address: stack.env().TEMPORAL_ADDRESS! }) });
+  });
+  after(async function () {
+    this.timeout(120_000);
+    if (process.env.TEST_VERBOSE) console.table(report);
+    await temporal?.connection.close().catch(() => undefined);
+    await stack?.stop();
+  });
+
+  async function tenant(opts: Parameters<FaultStack['newTenant']>[0] = {}): Promise<FaultTenant> {
+    const t = await stack.newTenant({ quotas: { costCap: 80 }, ...opts });
+    tenants.push(t.workspaceId);
+    return t;
+  }
+  const reservationCount = async (workspaceId: string, status: 'held' | 'settled') =>
+    Number((await stack.db('reservations').where({ workspace_id: workspaceId, status }).count<{ n: string }[]>('* as n'))[0].n);
+  const waitForHolds = (t: FaultTenant, n: number) => waitFor(`${n} holds`, async () => (await reservationCount(t.workspaceId, 'held')) >= n, 60_000);
+  const settledCount = (workspaceId: string) => reservationCount(workspaceId, 'settled');
+  /** 20 chats whose model answers after `delayMs`, once all of them hold their credits (in flight). */
+  async function twentySlowChats(t: FaultTenant, delayMs: number, label: string): Promise<Array<Promise<ClientView>>> {
+    const inFlight = Array.from({ length: 20 }, (_, i) => send(t, '/v1/chat/completions', { method: 'POST', headers: slowChat(delayMs), body: chatBody(`${label} ${i}`) }));
+    await waitForHolds(t, 20);
+    return inFlight;
+  }
+  /** The books balance (after at most a few sweeper periods for holds of closed runs). */
+  async function expectBooksBalanced(workspaceIds: string[]): Promise<void> {
+    await waitFor('every hold to end', async () => (await reconcile(stack.db, workspaceIds)).heldReservations.length === 0, 60_000);
+    expect(await reconcile(stack.db, workspaceIds)).to.deep.equal(BALANCED);
+  }
+
+  it('Postgres refusing connections for 20 s while 20 requests settle: every request settles once, new ones get 503 + Retry-After', async () => {
+    const t = await tenant();
+    const inFlight = await twentySlowChats(t, 2500, 'settle');
+    await stack.blockPostgres();
+    const blockedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 5_000));
+    const during = await send(t, '/v1/chat/completions', { method: 'POST', headers: json, body: chatBody('during the outage') });
+    await new Promise((r) => setTimeout(r, 15_000));
+    await stack.allowPostgres();
+    const allowedAt = Date.now();
+    const views = await Promise.all(inFlight);
+    report.push({ fault: 'postgres refusing connections 20 s', clients: tally(views), during: tally([during]), recoveredMs: Date.now() - allowedAt, outageMs: allowedAt - blockedAt });
+
+    expect(during).to.include({ status: 503, code: 'database_unavailable' });
+    expect(during.retryAfter).to.match(/^\d+$/);
+    expect(views.map((v) => v.status)).to.deep.equal(Array(20).fill(200));
+    await expectEveryOutcomeKnown(t, [during], stack.db);
+    expect(await settledCount(t.workspaceId)).to.equal(20);
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
+  it('a run terminated by an operator, and a run hitting its execution timeout: the sweeper releases their holds and audits it', async () => {
+    const t = await tenant();
+    const pending = send(t, '/v1/chat/completions', { method: 'POST', headers: slowChat(30_000), body: chatBody('terminated') });
+    await waitForHolds(t, 1);
+    const held = await stack.db('reservations').where({ workspace_id: t.workspaceId, status: 'held' }).first();
+    const terminatedId = held.id.slice(0, held.id.lastIndexOf(':'));
+    await temporal.workflow.getHandle(terminatedId).terminate('operator');
+    const view = await pending;
+    expect(view).to.include({ status: 503, code: 'request_stopped' });
+
+    // A run started with a 3 s execution timeout whose model takes 30 s.
+    const requestId = randomUUID();
+    const input: ModelRequestInput = {
+      requestId, workspaceId: t.workspaceId, apiKeyId: t.keyId, endpoint: 'chat.completions', chain: ['sim-chat'], allowedModels: null,
+      body: { inline: JSON.parse(chatBody('times out')) }, created: Math.floor(Date.now() / 1000), simulate: { failure: 'slow', delayMs: 30_000 },
+    };
+    await temporal.workflow.start('modelRequestWorkflow', {
+      taskQueue: 'faults', workflowId: `req-${requestId}`, args: [input], workflowExecutionTimeout: '3 seconds',
+      typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: t.workspaceId, apiKeyId: t.keyId, model: 'sim-chat', endpoint: 'chat.completions' }),
+    });
+    const closedAt = Date.now();
+    await expectBooksBalanced([t.workspaceId]);
+    const audits = await stack.db('audit_log').where({ workspace_id: t.workspaceId, actor: 'system:hold-sweeper', action: 'reservation.release' });
+    expect(audits.map((a) => a.data.workflowStatus).sort()).to.deep.equal(['TERMINATED', 'TIMED_OUT']);
+    expect(audits.map((a) => a.subject_id).sort()).to.deep.equal([held.id, `req-${requestId}:0`].sort());
+    expect((await finalOutcome(t, requestId)).status).to.equal('failed');
+    await expectEveryOutcomeKnown(t, [view], stack.db);
+    report.push({ fault: 'operator terminate + execution timeout', clients: tally([view]), releasedWithinMs: Date.now() - closedAt });
+  });
+
+  it('the Temporal server killed for 10 s during 20 slow chats: every client gets its answer or outcome_unknown, each charged once', async () => {
+    const t = await tenant();
+    const inFlight = await twentySlowChats(t, 3000, 'temporal');
+    await stack.killTemporal();
+    const killedAt = Date.now();
+    const during = send(t, '/v1/chat/completions', { method: 'POST', headers: json, body: chatBody('while Temporal is down') });
+    await new Promise((r) => setTimeout(r, 10_000));
+    await stack.startTemporal();
+    const restartedAt = Date.now();
+    const views = await Promise.all(inFlight);
+    const duringView = await during;
+    report.push({ fault: 'temporal killed 10 s', clients: tally(views), during: tally([duringView]), recoveredMs: Date.now() - restartedAt, outageMs: restartedAt - killedAt });
+
+    for (const v of views) if (v.status !== 200) expect(v).to.include({ status: 504, code: 'outcome_unknown' });
+    expect([200, 503]).to.include(duringView.status);
+    await expectEveryOutcomeKnown(t, [...views, duringView], stack.db);
+    const answered = [...views, duringView].filter((v) => v.status === 200).length;
+    expect(await settledCount(t.workspaceId)).to.be.at.least(answered).and.at.most(21);
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
+  it('the API process killed mid-request: a retry with the same Idempotency-Key joins the run, a client X-Request-Id finds it, each charged once', async () => {
+    const t = await tenant();
+    const keyed = Array.from({ length: 10 }, (_, i) => ({ key: `api-kill-${i}`, body: chatBody(`keyed ${i}`) }));
+    const traced = Array.from({ length: 5 }, (_, i) => ({ trace: `client-trace-${t.workspaceId}-${i}`, body: chatBody(`traced ${i}`) }));
+    const inFlight = [
+      ...keyed.map((k) => send(t, '/v1/chat/completions', { method: 'POST', headers: { ...slowChat(3000), 'idempotency-key': k.key }, body: k.body })),
+      ...traced.map((k) => send(t, '/v1/chat/completions', { method: 'POST', headers: { ...slowChat(3000), 'x-request-id': k.trace }, body: k.body })),
+    ];
+    await waitForHolds(t, 15);
+    await stack.killApi();
+    const killedAt = Date.now();
+    const lost = await Promise.all(inFlight);
+    expect(lost.every((v) => v.status === 'connection lost')).to.equal(true);
+    await stack.startApi();
+
+    const retried = await Promise.all(keyed.map(async (k) => {
+      const res = await t.fetch('/v1/chat/completions', { method: 'POST', headers: { ...json, 'idempotency-key': k.key }, body: k.body });
+      return { status: res.status, replayed: res.headers.get('x-idempotent-replayed') };
+    }));
+    expect(retried).to.deep.equal(Array(10).fill({ status: 200, replayed: 'true' }));
+    for (const k of traced) expect((await finalOutcome(t, k.trace)).status).to.equal('succeeded');
+    report.push({ fault: 'api killed mid-request', clients: tally(lost), retriedWithKey: retried.length, recoveredMs: Date.now() - killedAt });
+    expect(await settledCount(t.workspaceId)).to.equal(15);
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
+  it('the API process killed at the end of one stream and in the middle of another: the first is billed what it delivered, the second what was generated', async () => {
+    const t = await tenant();
+    const stream = (content: string) => t.fetch('/v1/chat/completions', {
+      method: 'POST', headers: json, body: chatBody(content, { stream: true, stream_options: { include_usage: true }, max_tokens: 400 }),
+    });
+    const finished = await stream('stream that finishes');
+    const finishedId = finished.headers.get('x-request-id')!;
+    const cut = await stream('stream that is cut off in the middle of its answer, which is a longer one than the first');
+    const cutId = cut.headers.get('x-request-id')!;
+    const cutReader = cut.body!.getReader();
+    let cutText = '';
+    const reading = (async () => {
+      for (;;) {
+        const { value, done } = await cutReader.read().catch(() => ({ value: undefined, done: true }));
+        if (done) return;
+        cutText += Buffer.from(value!).toString();
+      }
+    })();
+
+    const reader = finished.body!.getReader();
+    let text = '';
+    while (!text.includes('data: [DONE]')) text += Buffer.from((await reader.read()).value!).toString();
+    await stack.killApi();
+    const killedAt = Date.now();
+    await reading;
+    expect(cutText).to.not.include('[DONE]');
+
+    const reported = text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6))).find((c) => c.usage).usage;
+    const delivered = await stack.db('usage_records').where({ request_id: finishedId }).first();
+    expect(delivered).to.include({ status: 'succeeded' });
+    expect(Number(delivered.credits_micro)).to.equal(Math.round(reported.credits_used * 1_000_000));
+
+    await stack.startApi();
+    const cutUsage = await waitFor('the cut-off stream to be billed', () => stack.db('usage_records').where({ request_id: cutId }).first(), 120_000);
+    report.push({ fault: 'api killed at the end / middle of a stream', finished: `${delivered.status} ${delivered.credits_micro} µcr`, cut: `${cutUsage.status} ${cutUsage.credits_micro} µcr`, cutBilledAfterMs: Date.now() - killedAt });
+    expect(cutUsage.status).to.equal('cancelled');
+    expect(Number(cutUsage.output_tokens)).to.be.greaterThan(0);
+    expect(Number(cutUsage.credits_micro)).to.be.greaterThan(0);
+    const deliveredChars = cutText.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? '').join('').length;
+    expect(Number(cutUsage.output_tokens)).to.be.at.least(Math.ceil(deliveredChars / 4) - 20);
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
+  it('the worker killed during video submission: each job is submitted once, ends succeeded with one charge and a downloadable MP4', async () => {
+    const t = await tenant();
+    const slowSubmission = { 'x-simulate-failure': 'slow', 'x-simulate-delay-ms': '30000', 'x-simulate-fail-times': '1' };
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await postVideo(t, { model: 'sim-video', prompt: `submitted once ${i}`, duration: 2, resolution: '360p' }, slowSubmission);
+      expect(res.status).to.equal(200);
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    const accepted = () => readAcceptedSubmissions(stack.simulatorDir).filter((s) => ids.some((id) => s.key.startsWith(`${id}:`)));
+    await waitFor('the provider to take the 3 jobs', () => accepted().length === 3, 60_000);
+    await stack.killWorker();
+    const killedAt = Date.now();
+    await stack.startWorker();
+    const jobs = await Promise.all(ids.map((id) => waitForJob(t.fetch, id, { timeoutMs: 180_000 }).then((r) => r.job)));
+    report.push({ fault: 'worker killed during video submission', jobs: jobs.map((j) => j.status).join(','), submissions: accepted().length, recoveredMs: Date.now() - killedAt });
+    await expectJobsDelivered(t, jobs);
+    expect(accepted().map((s) => s.key).sort()).to.deep.equal(ids.map((id) => `${id}:0`).sort());
+  });
+
+  it('MinIO down for 30 s around the copy of finished videos: the jobs wait it out and succeed, no internal address ever shown', async () => {
+    const t = await tenant();
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await postVideo(t, { model: 'sim-video', prompt: `outlives storage ${i}`, duration: 2, resolution: '360p' });
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    await Promise.all(ids.map((id) => waitForJob(t.fetch, id, { until: (j) => j.status === 'processing' })));
+    await stack.stopMinio();
+    const stoppedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 30_000));
+    const midway = await Promise.all(ids.map((id) => waitForJob(t.fetch, id, { until: () => true }).then((r) => r.job)));
+    expect(midway.map((j) => j.status)).to.deep.equal(['processing', 'processing']);
+    await stack.startMinio();
+    const restartedAt = Date.now();
+    const jobs = await Promise.all(ids.map((id) => waitForJob(t.fetch, id, { timeoutMs: 180_000 }).then((r) => r.job)));
+    report.push({ fault: 'minio down 30 s around video copy', jobs: jobs.map((j) => j.status).join(','), recoveredMs: Date.now() - restartedAt, outageMs: restartedAt - stoppedAt });
+    await expectJobsDelivered(t, jobs);
+  });
+
+  it('MinIO down at boot: a new API and worker start, serve chat and report storage degraded', async () => {
+    await stack.stopMinio();
+    await stack.killApi();
+    await stack.killWorker();
+    await stack.startWorker();
+    await stack.startApi();
+    const t = await tenant();
+    const health = await fetch(`${stack.apiUrl}/healthz`);
+    const body = (await health.json()) as { status: string; s3: { ok: boolean } };
+    expect([health.status, body.status, body.s3.ok]).to.deep.equal([200, 'degraded', false]);
+    const chat = await send(t, '/v1/chat/completions', { method: 'POST', headers: json, body: chatBody('no storage needed') });
+    expect(chat.status).to.equal(200);
+    await stack.startMinio();
+    await waitFor('storage to be back', async () => ((await (await fetch(`${stack.apiUrl}/healthz`)).json()) as { status: string }).status === 'ok');
+    report.push({ fault: 'minio down at boot', clients: tally([chat]), health: body.status });
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
+  it('leaves the books of every workspace balanced', async () => {
+    await expectBooksBalanced(tenants);
+  });
+
+  async function expectJobsDelivered(t: FaultTenant, jobs: VideoJobObject[]): Promise<void> {
+    for (const job of jobs) {
+      expect(job.status, JSON.stringify(job.error)).to.equal('succeeded');
+      await expectPlayableMp4(job.url!);
+      const settles = await stack.db('reservations').where({ request_id: job.id, status: 'settled' });
+      expect(settles).to.have.length(1);
+    }
+    await expectBooksBalanced([t.workspaceId]);
+  }
+});
