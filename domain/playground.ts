@@ -67,14 +67,14 @@ export async function listChats(db: Knex, reader: Reader, opts: { search?: strin
     .leftJoin('playground_shares as s', function () { this.on('s.chat_id', 'c.id').andOn('s.user_id', db.raw('?', [reader.userId])); })
     .leftJoin('playground_bookmarks as b', function () { this.on('b.chat_id', 'c.id').andOn('b.user_id', db.raw('?', [reader.userId])).andOn('b.message_id', db.raw("''")); })
     .where('c.workspace_id', reader.workspaceId)
-    .andWhere((w) => w.where('c.user_id', reader.userId).orWhere('c.visibility', 'workspace').orWhereNotNull('s.user_id'))
+    .andWhere((w) => { void w.where('c.user_id', reader.userId).orWhere('c.visibility', 'workspace').orWhereNotNull('s.user_id'); })
     .select('c.*', 's.access as share_access', 'b.chat_id as bookmark')
     .orderBy([{ column: 'b.chat_id', order: 'asc', nulls: 'last' } as any, { column: 'c.updated_at', order: 'desc' }])
     .limit(200);
   if (opts.projectId) q.where('c.project_id', opts.projectId);
   if (opts.search?.trim()) {
     const like = `%${opts.search.trim().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-    q.andWhere((w) => w.whereILike('c.title', like).orWhereExists(db('playground_messages as m').whereRaw('m.chat_id = c.id').andWhereILike('m.content', like)));
+    q.andWhere((w) => { void w.whereILike('c.title', like).orWhereExists(db('playground_messages as m').whereRaw('m.chat_id = c.id').andWhereILike('m.content', like)); });
   }
   return (await q).map((r: any) => ({ ...toChat(r), access: accessOf(toChat(r), reader, r.share_access), bookmarked: Boolean(r.bookmark) }));
 }
