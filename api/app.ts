@@ -12,6 +12,7 @@ import { requestIdMiddleware } from './http/request-id';
 import { ipLimitMiddleware } from './http/ip-limit';
 import { authMiddleware, keyKindGuard } from './http/auth';
 import { accountsRouter } from './accounts/routes';
+import { playgroundRouter } from './playground/routes';
 import { organizationRouter } from './organization/routes';
 import { webAppMiddleware } from './http/static';
 import { rejectControlCharacters } from './http/input-checks';
@@ -52,6 +53,9 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   const accounts = accountsRouter(deps);
   app.use(accounts.routes());
   app.use(accounts.allowedMethods());
+  const playground = playgroundRouter(deps);
+  app.use(playground.routes());
+  app.use(playground.allowedMethods());
 
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
   v1.use(rejectControlCharacters());

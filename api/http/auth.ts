@@ -89,7 +89,8 @@ async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
   };
 }
 
-async function sessionAuth(ctx: Koa.Context, db: Knex): Promise<AuthContext> {
+/** The signed-in member as a caller (the Playground spends as them: see api/playground/runs.ts). */
+export async function sessionAuth(ctx: Koa.Context, db: Knex): Promise<AuthContext> {
   const signedIn = await currentSession(ctx, db);
   if (!signedIn) throw new AuthenticationError('Sign in first: your session is missing or has expired.', { code: 'not_signed_in' });
   requireSameOrigin(ctx);

@@ -15,6 +15,7 @@ import { Billing } from './pages/settings/Billing';
 import { BudgetAlerts } from './pages/settings/BudgetAlerts';
 import { FallbackChains } from './pages/settings/FallbackChains';
 import { Models } from './pages/settings/Models';
+import { Playground } from './pages/playground/Playground';
 
 const PUBLIC: Record<string, ComponentType> = {
   '/sign-in': SignIn, '/sign-up': SignUp, '/verify': Verify, '/reset': Reset, '/forgot': Reset, '/invite': Invite, '/contact': Contact,
@@ -39,6 +40,7 @@ export function App() {
   if (me.isPending) return <main className="auth"><Loading what="your account" /></main>;
   if (me.isError) return <main className="auth"><ErrorNote error={me.error} /></main>;
   if (!me.data.user) return <Redirect to={`/sign-in?next=${encodeURIComponent(path)}`} />;
+  if (path === '/playground' || path.startsWith('/playground/')) return <SettingsLayout wide><Playground /></SettingsLayout>;
   const page = SETTINGS_PAGES.find((p) => p.path === path);
   if (!page) return <Redirect to="/settings/members" />;
   const Page = SETTINGS[path];

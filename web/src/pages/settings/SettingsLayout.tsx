@@ -15,7 +15,7 @@ export const SETTINGS_PAGES: Array<{ path: string; label: string; permission: st
   { path: '/settings/models', label: 'Models', permission: 'members.read' },
 ];
 
-export function SettingsLayout({ children }: { children: ReactNode }) {
+export function SettingsLayout({ children, wide }: { children: ReactNode; wide?: boolean }) {
   const me = useMe().data!;
   const can = useCan();
   const { path } = useLocation();
@@ -38,12 +38,13 @@ export function SettingsLayout({ children }: { children: ReactNode }) {
       <div className="body">
         <nav className="sidebar" aria-label="Settings">
           <ul>
+            <li><Link to="/playground" aria-current={path.startsWith('/playground') ? 'page' : undefined}>Playground</Link></li>
             {SETTINGS_PAGES.filter((p) => can(p.permission)).map((p) => (
               <li key={p.path}><Link to={p.path} aria-current={path === p.path ? 'page' : undefined}>{p.label}</Link></li>
             ))}
           </ul>
         </nav>
-        <main className="content">{children}</main>
+        <main className={wide ? 'content wide' : 'content'}>{children}</main>
       </div>
     </div>
   );

@@ -1,0 +1,283 @@
+/**
+ * The Playground's endpoints under /api/playground, for a signed-in member (session cookie, same-origin
+ * state changes). Reading follows the chat's sharing (a chat one may not read is a 404); sending needs
+ * `continue` access and the role's `playground.use` (a Viewer reads, never spends).
+ *   GET    /chats?search=&project_id=       chats the member can read (bookmarked first)
+ *   POST   /chats                           {title?, model, system_prompt?, params?, project_id?}
+ *   GET    /chats/:id                       the chat, its messages with receipts, its running total
+ *   PATCH  /chats/:id                       {title?, model?, system_prompt?, params?, project_id?}
+ *   DELETE /chats/:id                       (owner)
+ *   POST   /chats/:id/messages              {content, files?, model?, params?, from?}: `from` (a message id) edits and resends / regenerates from there
+ *   POST   /chats/:id/images                {prompt, model, size?, n?, quality?}
+ *   POST   /chats/:id/files                 {filename, content_type, data (base64)}
+ *   PUT    /chats/:id/sharing               {visibility, workspace_access?, members?: [{user_id, access}]} (owner)
+ *   PUT|DELETE /chats/:id/bookmark, /chats/:id/messages/:mid/bookmark
+ *   GET    /messages/:id/stream             server-sent events: the reply so far, then live, then `done`
+ *   POST   /messages/:id/stop
+ *   GET    /messages/:id/timeline           the run from its workflow's history
+ *   GET    /files/:id                       a Playground file, to those who can read its chat
+ *   GET    /bookmarks, GET|POST /projects, PATCH /projects/:id
+ */
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
+import { readJsonBody } from '../http/body';
+import { ipLimitMiddleware } from '../http/ip-limit';
+import { sessionAuth } from '../http/auth';
+import { assertPermission } from '../http/permissions';
+import { InvalidRequestError, NotFoundError } from '../../core/errors';
+import { microToCredits } from '../../core/money';
+import {
+  addFile, addMessage, bookmarksOf, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, projectsOf, saveProject, setBookmark, setSharing,
+  sharesOf, truncateFrom, updateChat, type Chat, type Message, type Reader,
+} from '../../domain/playground';
+import { chatTotalMicro, receiptsFor } from '../../domain/playground-receipts';
+import { validateImageGenerationBody } from '../../endpoints/images/body';
+import { checkRequestedModel } from '../requests/run';
+import { PlaygroundRuns } from './runs';
+import { chatBody } from './chat-body';
+import { runTimeline } from './timeline';
+
+const MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>({ prefix: '/api/playground' });
+  const runs = new PlaygroundRuns(deps);
+  const body = (ctx: Koa.Context, limit = 256 * 1024) => readJsonBody(ctx, limit);
+  const reader = (ctx: GatewayContext): Reader => ({ workspaceId: ctx.state.auth.workspaceId, userId: ctx.state.auth.userId as string });
+  const spender = (ctx: GatewayContext, chatId: string) => {
+    assertPermission(ctx, 'playground.use');
+    return chatFor(deps.db, reader(ctx), chatId, 'continue');
+  };
+
+  router.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
+  router.use(async (ctx, next) => {
+    ctx.state.auth = await sessionAuth(ctx, deps.db);
+    ctx.set('cache-control', 'no-store');
+    await next();
+  });
+
+  router.get('/chats', async (ctx) => {
+    const chats = await listChats(deps.db, reader(ctx), { search: str(ctx.query.search), projectId: str(ctx.query.project_id) });
+    ctx.body = { object: 'list', data: chats.map((c) => chatJson(c, { access: c.access, bookmarked: c.bookmarked })) };
+  });
+
+  router.post('/chats', async (ctx) => {
+    assertPermission(ctx, 'playground.use');
+    const b = await body(ctx);
+    if (typeof b.model !== 'string') throw new InvalidRequestError('Choose a model.', { param: 'model' });
+    const chat = await createChat(deps.db, reader(ctx), { title: b.title, model: b.model, systemPrompt: b.system_prompt, params: b.params, projectId: b.project_id });
+    ctx.status = 201;
+    ctx.body = chatJson(chat, { access: 'owner' });
+  });
+
+  router.get('/chats/:id', async (ctx) => {
+    const chat = await chatFor(deps.db, reader(ctx), ctx.params.id);
+    let messages = await messagesOf(deps.db, chat.id);
+    if (await runs.settleOrphans(deps.db, messages)) messages = await messagesOf(deps.db, chat.id);
+    const receipts = await receiptsFor(deps.db, chat.workspaceId, messages.flatMap((m) => (m.requestId && m.role === 'assistant' ? [m.requestId] : [])));
+    const bookmarked = new Set((await deps.db('playground_bookmarks').where({ user_id: reader(ctx).userId, chat_id: chat.id }).pluck('message_id')) as string[]);
+    const total = await chatTotalMicro(deps.db, chat.workspaceId, chat.id);
+    ctx.body = {
+      ...chatJson(chat, { access: chat.access, bookmarked: bookmarked.has('') }),
+      total_credits: microToCredits(total),
+      shares: chat.access === 'owner' ? await sharesOf(deps.db, chat.id) : undefined,
+      messages: messages.map((m) => ({ ...messageJson(m), bookmarked: bookmarked.has(m.id), receipt: m.requestId ? receipts.get(m.requestId) ?? null : null })),
+    };
+  });
+
+  router.patch('/chats/:id', async (ctx) => {
+    const chat = await chatFor(deps.db, reader(ctx), ctx.params.id, 'continue');
+    const b = await body(ctx);
+    if (b.project_id) await projectFor(deps.db, reader(ctx), String(b.project_id));
+    ctx.body = chatJson(await updateChat(deps.db, chat, b), { access: chat.access });
+  });
+
+  router.delete('/chats/:id', async (ctx) => {
+    const chat = await chatFor(deps.db, reader(ctx), ctx.params.id, 'owner');
+    await deps.db('playground_chats').where({ id: chat.id }).delete();
+    ctx.body = { id: chat.id, deleted: true };
+  });
+
+  router.post('/chats/:id/messages', async (ctx) => {
+    const chat = await spender(ctx, ctx.params.id);
+    const b = await body(ctx);
+    const content = typeof b.content === 'string' ? b.content : '';
+    const fileIds = Array.isArray(b.files) ? b.files.map(String) : [];
+    if (!content.trim() && fileIds.length === 0) throw new InvalidRequestError('Write a message or attach a file.', { param: 'content' });
+    const model = typeof b.model === 'string' ? b.model : chat.model;
+    const params = isObject(b.params) ? b.params : chat.params;
+    for (const id of fileIds) {
+      const file = await fileRecord(deps.db, chat.workspaceId, id);
+      if (file.chatId !== chat.id) throw new NotFoundError(`No file with id '${id}' in this chat.`, { code: 'file_not_found', param: 'files' });
+    }
+    if (typeof b.from === 'string') await truncateFrom(deps.db, chat.id, b.from);
+    const history = await messagesOf(deps.db, chat.id);
+    const pending: Message = { id: '', chatId: chat.id, role: 'user', kind: 'text', content, files: fileIds, model: null, requestId: null, status: 'sent', error: null, userId: reader(ctx).userId, createdAt: 0 };
+    const request = await chatBody(deps.storage, {
+      chat, instructions: chat.projectId ? (await projectFor(deps.db, { ...reader(ctx), userId: chat.userId }, chat.projectId)).instructions : '',
+      history: [...history, pending], files: await filesOfChat(chat.id), model, params,
+    });
+    await checkRequestedModel(ctx, deps, 'chat.completions', model, request);
+    const user = await addMessage(deps.db, { ...pending });
+    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', content: '', model, requestId: ctx.state.requestId, status: 'running', userId: reader(ctx).userId });
+    const patch: Record<string, unknown> = { model, params };
+    if (chat.title === 'New chat' && content.trim()) patch.title = content.trim().split('\n')[0].slice(0, 60);
+    await updateChat(deps.db, chat, patch);
+    await runs.startReply(ctx, assistant, request as typeof request & Record<string, unknown>);
+    ctx.status = 202;
+    ctx.body = { user: messageJson(user), assistant: messageJson(assistant) };
+  });
+
+  router.post('/chats/:id/images', async (ctx) => {
+    const chat = await spender(ctx, ctx.params.id);
+    const b = await body(ctx);
+    const request = validateImageGenerationBody({ ...b, response_format: 'b64_json' });
+    await checkRequestedModel(ctx, deps, 'images.generations', request.model, request);
+    await addMessage(deps.db, { chatId: chat.id, role: 'user', content: request.prompt, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId });
+    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: 'image', content: '', model: request.model, requestId: ctx.state.requestId, status: 'running', userId: reader(ctx).userId });
+    if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: request.prompt.slice(0, 60) });
+    await runs.startImages(ctx, assistant, chat, request as unknown as { model: string } & Record<string, unknown>);
+    ctx.status = 202;
+    ctx.body = { assistant: messageJson(assistant) };
+  });
+
+  router.post('/chats/:id/files', async (ctx) => {
+    const chat = await spender(ctx, ctx.params.id);
+    const b = await body(ctx, Math.ceil(MAX_FILE_BYTES * 1.4));
+    const filename = typeof b.filename === 'string' && b.filename.trim() ? b.filename.trim().slice(0, 200) : 'file';
+    const contentType = typeof b.content_type === 'string' && /^[\w.+-]+\/[\w.+-]+$/.test(b.content_type) ? b.content_type : 'application/octet-stream';
+    if (typeof b.data !== 'string') throw new InvalidRequestError('data (base64) is required.', { param: 'data' });
+    const bytes = Buffer.from(b.data, 'base64');
+    if (bytes.length === 0 || bytes.length > MAX_FILE_BYTES) throw new InvalidRequestError(`A file holds 1 byte to ${MAX_FILE_BYTES / 1024 / 1024} MB.`, { param: 'data' });
+    const file = await addFile(deps.db, { chatId: chat.id, workspaceId: chat.workspaceId, userId: reader(ctx).userId, filename, contentType, bytes: bytes.length });
+    await deps.storage.put(file.storageKey, bytes, { contentType, contentLength: bytes.length });
+    ctx.status = 201;
+    ctx.body = { id: file.id, object: 'playground.file', filename, content_type: contentType, bytes: bytes.length };
+  });
+
+  router.get('/files/:id', async (ctx) => {
+    const file = await fileRecord(deps.db, reader(ctx).workspaceId, ctx.params.id);
+    await chatFor(deps.db, reader(ctx), file.chatId).catch(() => { throw new NotFoundError(`No file with id '${file.id}'.`, { code: 'file_not_found' }); });
+    const object = await deps.storage.get(file.storageKey);
+    ctx.type = file.contentType;
+    ctx.length = file.bytes;
+    ctx.set('content-disposition', `inline; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"`);
+    ctx.set('x-content-type-options', 'nosniff');
+    ctx.set('content-security-policy', "default-src 'none'; img-src 'self'; media-src 'self'; sandbox");
+    ctx.body = object.body;
+  });
+
+  router.put('/chats/:id/sharing', async (ctx) => {
+    const chat = await chatFor(deps.db, reader(ctx), ctx.params.id, 'owner');
+    const b = await body(ctx);
+    await setSharing(deps.db, chat, { visibility: b.visibility, workspaceAccess: b.workspace_access, members: b.members });
+    const updated = await chatFor(deps.db, reader(ctx), chat.id);
+    ctx.body = { ...chatJson(updated, { access: 'owner' }), shares: await sharesOf(deps.db, chat.id) };
+  });
+
+  for (const [method, on] of [['put', true], ['delete', false]] as const) {
+    router[method]('/chats/:id/bookmark', async (ctx) => {
+      const chat = await chatFor(deps.db, reader(ctx), ctx.params.id);
+      await setBookmark(deps.db, reader(ctx).userId, chat.id, '', on);
+      ctx.body = { chat_id: chat.id, bookmarked: on };
+    });
+    router[method]('/chats/:id/messages/:mid/bookmark', async (ctx) => {
+      const chat = await chatFor(deps.db, reader(ctx), ctx.params.id);
+      const message = await deps.db('playground_messages').where({ id: ctx.params.mid, chat_id: chat.id }).first('id');
+      if (!message) throw new NotFoundError(`No message with id '${ctx.params.mid}' in this chat.`, { code: 'message_not_found' });
+      await setBookmark(deps.db, reader(ctx).userId, chat.id, message.id, on);
+      ctx.body = { chat_id: chat.id, message_id: message.id, bookmarked: on };
+    });
+  }
+
+  router.get('/bookmarks', async (ctx) => {
+    const marks = await bookmarksOf(deps.db, reader(ctx));
+    ctx.body = { object: 'list', data: marks.map((m) => ({ chat_id: m.chatId, message_id: m.messageId || null, chat_title: m.chatTitle, excerpt: m.excerpt })) };
+  });
+
+  const messageOf = async (ctx: GatewayContext): Promise<{ message: Message; chat: Chat }> => {
+    const row = await deps.db('playground_messages').where({ id: ctx.params.id }).first('chat_id');
+    if (!row) throw new NotFoundError(`No message with id '${ctx.params.id}'.`, { code: 'message_not_found' });
+    const chat = await chatFor(deps.db, reader(ctx), row.chat_id);
+    const message = (await messagesOf(deps.db, chat.id)).find((m) => m.id === ctx.params.id) as Message;
+    return { message, chat };
+  };
+
+  router.get('/messages/:id/stream', async (ctx) => {
+    const { message } = await messageOf(ctx);
+    const reply = runs.live(message.id);
+    ctx.respond = false;
+    ctx.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
+    const send = (event: string, data: unknown) => ctx.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    if (!reply) {
+      send('done', { status: message.status });
+      ctx.res.end();
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const detach = reply.attach((e) => {
+        if (e.delta) send('delta', { text: e.delta });
+        if (e.done) {
+          send('done', {});
+          resolve();
+        }
+      });
+      ctx.req.on('close', () => { detach(); resolve(); });
+    });
+    ctx.res.end();
+  });
+
+  router.post('/messages/:id/stop', async (ctx) => {
+    const { message, chat } = await messageOf(ctx);
+    await spender(ctx, chat.id);
+    ctx.body = { id: message.id, stopped: runs.stop(message.id) };
+  });
+
+  router.get('/messages/:id/timeline', async (ctx) => {
+    const { message } = await messageOf(ctx);
+    if (!message.requestId) throw new NotFoundError('This message has no run.', { code: 'run_not_found' });
+    ctx.body = { object: 'list', request_id: message.requestId, data: await runTimeline(deps.temporal.client, message.requestId) };
+  });
+
+  router.get('/projects', async (ctx) => {
+    ctx.body = { object: 'list', data: await projectsOf(deps.db, reader(ctx)) };
+  });
+  router.post('/projects', async (ctx) => {
+    assertPermission(ctx, 'playground.use');
+    ctx.status = 201;
+    ctx.body = await saveProject(deps.db, reader(ctx), await body(ctx) as { name: unknown; instructions?: unknown });
+  });
+  router.patch('/projects/:id', async (ctx) => {
+    ctx.body = await saveProject(deps.db, reader(ctx), { ...(await body(ctx)) as { name: unknown }, id: ctx.params.id });
+  });
+
+  async function filesOfChat(chatId: string) {
+    const rows = await deps.db('playground_files').where({ chat_id: chatId });
+    return new Map(rows.map((r: any) => [r.id, { id: r.id, chatId: r.chat_id, filename: r.filename, contentType: r.content_type, bytes: Number(r.bytes), storageKey: r.storage_key }]));
+  }
+
+  return router;
+}
+
+function chatJson(c: Chat, extra: Record<string, unknown>) {
+  return {
+    id: c.id, object: 'playground.chat', title: c.title, model: c.model, system_prompt: c.systemPrompt, params: c.params, project_id: c.projectId,
+    owner_id: c.userId, visibility: c.visibility, workspace_access: c.workspaceAccess, created_at: c.createdAt, updated_at: c.updatedAt, ...extra,
+  };
+}
+
+function messageJson(m: Message) {
+  return {
+    id: m.id, object: 'playground.message', role: m.role, kind: m.kind, content: m.content, files: m.files, model: m.model, request_id: m.requestId,
+    status: m.status, error: m.error, user_id: m.userId, created_at: m.createdAt,
+  };
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v ? v : undefined;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,119 @@
+/**
+ * Playground generations on the API's own request workflows, started for the signed-in member: the same
+ * input an API call builds (requestInput), the same credits, fallback chains and usage records, with no API
+ * key (apiKeyId null: the member's spending is the workspace's, and key quotas do not apply to people).
+ * The run is not tied to the browser's connection: a chat reply streams into a ReplyBuffer held in this
+ * process, and whoever watches attaches to it; an image generation runs the synchronous workflow. When the
+ * run settles, its outcome is written to the message. A message found running after its process went away
+ * is settled from its workflow's status.
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Knex } from 'knex';
+import type { chatStreamWorkflow, ChatStreamInput } from '../../workflows/chat-stream';
+import type { modelRequestWorkflow } from '../../workflows/model-request';
+import { requestWorkflowId } from '../../workflows/contracts';
+import type { Endpoint } from '../../endpoints/types';
+import { loadPayload } from '../../activities/request-io';
+import { addFile, finishMessage, type Message, type PlaygroundFile } from '../../domain/playground';
+import type { AppDeps, GatewayContext } from '../http/context';
+import { requestInput, startRequestWorkflow } from '../requests/start';
+import { ReplyBuffer } from './reply-buffer';
+
+export class PlaygroundRuns {
+  private readonly replies = new Map<string, ReplyBuffer>();
+
+  constructor(private readonly deps: AppDeps) {}
+
+  /** The live reply of a message, if it is streaming in this process. */
+  live(messageId: string): ReplyBuffer | undefined {
+    return this.replies.get(messageId);
+  }
+
+  /** Stops a streaming reply: what was generated is kept and settled. */
+  stop(messageId: string): boolean {
+    const reply = this.replies.get(messageId);
+    reply?.destroy();
+    return Boolean(reply);
+  }
+
+  async startReply(ctx: GatewayContext, message: Message, body: { model: string } & Record<string, unknown>): Promise<void> {
+    const { requestId } = ctx.state;
+    const input: ChatStreamInput = {
+      ...(await this.input(ctx, 'chat.completions', body)),
+      streamTaskQueue: this.deps.streaming.taskQueue,
+      localWorker: this.deps.streaming.localWorker && this.deps.config.eagerStart,
+    };
+    const reply = new ReplyBuffer();
+    this.replies.set(message.id, reply);
+    this.deps.streaming.registry.open(requestId, reply.asResponse(), () => undefined);
+    let handle: WorkflowHandle<typeof chatStreamWorkflow>;
+    try {
+      handle = await startRequestWorkflow<typeof chatStreamWorkflow>(ctx, this.deps, 'chatStreamWorkflow', {
+        workflowId: requestWorkflowId(requestId), args: [input], model: body.model, endpoint: 'chat.completions', workflowExecutionTimeout: '45 minutes',
+      });
+    } catch (err) {
+      this.forget(requestId, message.id);
+      throw err;
+    }
+    void handle.result().then(
+      (result) => finishMessage(this.deps.db, message.id, { status: result.ending === 'completed' ? 'completed' : 'stopped', content: reply.text, error: reply.error }),
+      (err) => finishMessage(this.deps.db, message.id, { status: 'failed', content: reply.text, error: errorText(err) }),
+    ).catch((err) => this.deps.log.error({ err, requestId }, 'could not store a Playground reply'))
+      .finally(() => this.forget(requestId, message.id));
+  }
+
+  /** An image generation: the synchronous request workflow, its images stored as Playground files of the chat. */
+  async startImages(ctx: GatewayContext, message: Message, chat: { id: string; workspaceId: string }, body: { model: string } & Record<string, unknown>): Promise<void> {
+    const { requestId } = ctx.state;
+    const handle = await startRequestWorkflow<typeof modelRequestWorkflow>(ctx, this.deps, 'modelRequestWorkflow', {
+      workflowId: requestWorkflowId(requestId), args: [await this.input(ctx, 'images.generations', body)], model: body.model, endpoint: 'images.generations',
+    });
+    void handle.result().then(async (result) => {
+      const response = await loadPayload(this.deps.storage, result.response);
+      // Large answers are kept as a stored object rather than inline JSON.
+      const answer = response.kind === 'json' ? response.body : JSON.parse((await this.deps.storage.getBuffer(response.storageKey)).toString('utf8'));
+      const files: PlaygroundFile[] = [];
+      for (const [i, image] of ((answer as { data?: Array<{ b64_json?: string }> }).data ?? []).entries()) {
+        if (!image.b64_json) continue;
+        const bytes = Buffer.from(image.b64_json, 'base64');
+        const file = await addFile(this.deps.db, { chatId: chat.id, workspaceId: chat.workspaceId, userId: message.userId, filename: `image-${i + 1}.png`, contentType: 'image/png', bytes: bytes.length });
+        await this.deps.storage.put(file.storageKey, bytes, { contentType: file.contentType, contentLength: bytes.length });
+        files.push(file);
+      }
+      await finishMessage(this.deps.db, message.id, { status: 'completed', files: files.map((f) => f.id), content: `${files.length} image${files.length === 1 ? '' : 's'}` });
+    }, (err) => finishMessage(this.deps.db, message.id, { status: 'failed', error: errorText(err) }))
+      .catch((err) => this.deps.log.error({ err, requestId }, 'could not store a Playground image'));
+  }
+
+  /**
+   * Messages still `running` that no run of this process holds: their process stopped or restarted. The
+   * workflow is asked; a closed one settles the message (its money was settled by the workflow itself).
+   */
+  async settleOrphans(db: Knex, messages: Message[]): Promise<boolean> {
+    let changed = false;
+    for (const m of messages) {
+      if (m.status !== 'running' || !m.requestId || this.replies.has(m.id) || Date.now() / 1000 - m.createdAt < 10) continue;
+      const description = await this.deps.temporal.client.workflow.getHandle(requestWorkflowId(m.requestId)).describe().catch(() => null);
+      if (description && description.status.name === 'RUNNING') continue;
+      await finishMessage(db, m.id, { status: 'failed', error: 'The reply was lost with the server process that held it; its charge is on the receipt.' });
+      changed = true;
+    }
+    return changed;
+  }
+
+  private async input(ctx: GatewayContext, endpoint: Endpoint, body: { model: string }) {
+    return { ...(await requestInput(ctx, this.deps, { endpoint, model: body.model, body })), apiKeyId: null };
+  }
+
+  private forget(requestId: string, messageId: string): void {
+    this.deps.streaming.registry.close(requestId);
+    this.replies.get(messageId)?.settle();
+    this.replies.delete(messageId);
+  }
+}
+
+function errorText(err: unknown): string {
+  let e: any = err;
+  while (e?.cause) e = e.cause;
+  return e?.message ? String(e.message) : String(err);
+}

@@ -1,0 +1,254 @@
+/**
+ * Playground chats, owned by the workspace and started by a member. Who may see a chat: its owner, every
+ * member when it is shared with the workspace, and the members it is shared with by name; to everyone
+ * else it does not exist (404). `continue` access lets a member with the Playground permission send
+ * messages (spending the workspace's credits); `read` only reads.
+ */
+import type { Knex } from 'knex';
+import { newId } from '../core/ids';
+import { InvalidRequestError, NotFoundError, PermissionDeniedError } from '../core/errors';
+
+export type Access = 'read' | 'continue' | 'owner';
+export type Visibility = 'private' | 'workspace';
+
+export interface Chat {
+  id: string;
+  workspaceId: string;
+  userId: string;
+  projectId: string | null;
+  title: string;
+  model: string;
+  systemPrompt: string;
+  params: Record<string, unknown>;
+  visibility: Visibility;
+  workspaceAccess: 'read' | 'continue';
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Message {
+  id: string;
+  chatId: string;
+  role: 'user' | 'assistant' | 'system';
+  kind: 'text' | 'image';
+  content: string;
+  files: string[];
+  model: string | null;
+  requestId: string | null;
+  status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed';
+  error: string | null;
+  userId: string | null;
+  createdAt: number;
+}
+
+export interface Reader { workspaceId: string; userId: string }
+
+const seconds = (d: Date | string) => Math.floor(new Date(d).getTime() / 1000);
+
+function toChat(r: any): Chat {
+  return {
+    id: r.id, workspaceId: r.workspace_id, userId: r.user_id, projectId: r.project_id, title: r.title, model: r.model, systemPrompt: r.system_prompt,
+    params: r.params ?? {}, visibility: r.visibility, workspaceAccess: r.workspace_access, createdAt: seconds(r.created_at), updatedAt: seconds(r.updated_at),
+  };
+}
+
+export function toMessage(r: any): Message {
+  return {
+    id: r.id, chatId: r.chat_id, role: r.role, kind: r.kind, content: r.content, files: r.files ?? [], model: r.model, requestId: r.request_id,
+    status: r.status, error: r.error, userId: r.user_id, createdAt: seconds(r.created_at),
+  };
+}
+
+const RANK: Record<Access, number> = { read: 0, continue: 1, owner: 2 };
+
+/** Chats `reader` may see, newest first, with the access each gives them; `search` matches titles and message text. */
+export async function listChats(db: Knex, reader: Reader, opts: { search?: string; projectId?: string } = {}): Promise<Array<Chat & { access: Access; bookmarked: boolean }>> {
+  const q = db('playground_chats as c')
+    .leftJoin('playground_shares as s', function () { this.on('s.chat_id', 'c.id').andOn('s.user_id', db.raw('?', [reader.userId])); })
+    .leftJoin('playground_bookmarks as b', function () { this.on('b.chat_id', 'c.id').andOn('b.user_id', db.raw('?', [reader.userId])).andOn('b.message_id', db.raw("''")); })
+    .where('c.workspace_id', reader.workspaceId)
+    .andWhere((w) => { void w.where('c.user_id', reader.userId).orWhere('c.visibility', 'workspace').orWhereNotNull('s.user_id'); })
+    .select('c.*', 's.access as share_access', 'b.chat_id as bookmark')
+    .orderBy([{ column: 'b.chat_id', order: 'asc', nulls: 'last' } as any, { column: 'c.updated_at', order: 'desc' }])
+    .limit(200);
+  if (opts.projectId) q.where('c.project_id', opts.projectId);
+  if (opts.search?.trim()) {
+    const like = `%${opts.search.trim().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+    q.andWhere((w) => { void w.whereILike('c.title', like).orWhereExists(db('playground_messages as m').whereRaw('m.chat_id = c.id').andWhereILike('m.content', like)); });
+  }
+  return (await q).map((r: any) => ({ ...toChat(r), access: accessOf(toChat(r), reader, r.share_access), bookmarked: Boolean(r.bookmark) }));
+}
+
+function accessOf(chat: Chat, reader: Reader, shareAccess: 'read' | 'continue' | null): Access {
+  if (chat.userId === reader.userId) return 'owner';
+  const levels: Access[] = [];
+  if (chat.visibility === 'workspace') levels.push(chat.workspaceAccess);
+  if (shareAccess) levels.push(shareAccess);
+  return levels.sort((a, b) => RANK[b] - RANK[a])[0] ?? 'read';
+}
+
+/** The chat if `reader` has at least `need` on it; 404 otherwise (a chat one may not read does not exist for them). */
+export async function chatFor(db: Knex, reader: Reader, chatId: string, need: Access = 'read'): Promise<Chat & { access: Access }> {
+  const row = await db('playground_chats').where({ id: chatId, workspace_id: reader.workspaceId }).first();
+  const share = row ? await db('playground_shares').where({ chat_id: chatId, user_id: reader.userId }).first('access') : null;
+  const chat = row ? toChat(row) : null;
+  const visible = chat && (chat.userId === reader.userId || chat.visibility === 'workspace' || share);
+  if (!chat || !visible) throw new NotFoundError(`No chat with id '${chatId}'.`, { code: 'chat_not_found' });
+  const access = accessOf(chat, reader, share?.access ?? null);
+  if (RANK[access] < RANK[need]) {
+    throw new PermissionDeniedError(need === 'owner' ? 'Only the chat\'s owner may do this.' : 'This chat is shared with you to read only.', { code: need === 'owner' ? 'not_chat_owner' : 'read_only_share' });
+  }
+  return { ...chat, access };
+}
+
+export async function createChat(db: Knex, reader: Reader, opts: { title?: unknown; model: string; systemPrompt?: unknown; params?: unknown; projectId?: unknown }): Promise<Chat> {
+  if (opts.projectId !== undefined && opts.projectId !== null) await projectFor(db, reader, String(opts.projectId));
+  const [row] = await db('playground_chats').insert({
+    id: newId('chat'), workspace_id: reader.workspaceId, user_id: reader.userId, model: opts.model,
+    title: typeof opts.title === 'string' && opts.title.trim() ? opts.title.trim().slice(0, 200) : 'New chat',
+    system_prompt: typeof opts.systemPrompt === 'string' ? opts.systemPrompt : '',
+    params: JSON.stringify(isObject(opts.params) ? opts.params : {}), project_id: opts.projectId ?? null,
+  }, '*');
+  return toChat(row);
+}
+
+/** Settings the owner (or a member who may continue) changes: title, model, system prompt, parameters, project. */
+export async function updateChat(db: Knex, chat: Chat, patch: Record<string, unknown>): Promise<Chat> {
+  const update: Record<string, unknown> = { updated_at: db.fn.now() };
+  if (typeof patch.title === 'string' && patch.title.trim()) update.title = patch.title.trim().slice(0, 200);
+  if (typeof patch.model === 'string') update.model = patch.model;
+  if (typeof patch.system_prompt === 'string') update.system_prompt = patch.system_prompt;
+  if (isObject(patch.params)) update.params = JSON.stringify(patch.params);
+  if (patch.project_id !== undefined) update.project_id = patch.project_id;
+  const [row] = await db('playground_chats').where({ id: chat.id }).update(update, '*');
+  return toChat(row);
+}
+
+export async function messagesOf(db: Knex, chatId: string): Promise<Message[]> {
+  return (await db('playground_messages').where({ chat_id: chatId }).orderBy('position')).map(toMessage);
+}
+
+export async function addMessage(db: Knex, m: Omit<Message, 'id' | 'createdAt' | 'error' | 'files' | 'kind'> & { files?: string[]; kind?: Message['kind'] }): Promise<Message> {
+  const [row] = await db('playground_messages').insert({
+    id: newId('msg'), chat_id: m.chatId, role: m.role, kind: m.kind ?? 'text', content: m.content, files: JSON.stringify(m.files ?? []), model: m.model,
+    request_id: m.requestId, status: m.status, user_id: m.userId,
+  }, '*');
+  await db('playground_chats').where({ id: m.chatId }).update({ updated_at: db.fn.now() });
+  return toMessage(row);
+}
+
+export async function finishMessage(db: Knex, id: string, done: { status: Message['status']; content?: string; files?: string[]; error?: string | null }): Promise<void> {
+  await db('playground_messages').where({ id }).update({
+    status: done.status, ...(done.content !== undefined ? { content: done.content } : {}), ...(done.files ? { files: JSON.stringify(done.files) } : {}), error: done.error ?? null,
+  });
+}
+
+/** Drops the messages from `messageId` on (edit-and-resend and regenerate continue from there). */
+export async function truncateFrom(db: Knex, chatId: string, messageId: string): Promise<void> {
+  const at = await db('playground_messages').where({ chat_id: chatId, id: messageId }).first('position');
+  if (!at) throw new NotFoundError(`No message with id '${messageId}' in this chat.`, { code: 'message_not_found' });
+  await db('playground_messages').where({ chat_id: chatId }).andWhere('position', '>=', at.position).delete();
+}
+
+export async function messageByRequest(db: Knex, requestId: string): Promise<Message | null> {
+  const row = await db('playground_messages').where({ request_id: requestId }).first();
+  return row ? toMessage(row) : null;
+}
+
+// Sharing
+
+export async function sharesOf(db: Knex, chatId: string): Promise<Array<{ userId: string; email: string; name: string; access: 'read' | 'continue' }>> {
+  const rows = await db('playground_shares as s').join('users as u', 'u.id', 's.user_id').where('s.chat_id', chatId).select('s.user_id', 'u.email', 'u.name', 's.access').orderBy('u.email');
+  return rows.map((r: any) => ({ userId: r.user_id, email: r.email, name: r.name, access: r.access }));
+}
+
+/** Sets who the chat reaches: the workspace (or not) and the named members (replacing the previous list). */
+export async function setSharing(db: Knex, chat: Chat, opts: { visibility: unknown; workspaceAccess?: unknown; members?: unknown }): Promise<void> {
+  if (opts.visibility !== 'private' && opts.visibility !== 'workspace') throw new InvalidRequestError("visibility must be 'private' or 'workspace'.", { param: 'visibility' });
+  const access = (v: unknown, param: string) => {
+    if (v === undefined) return 'read';
+    if (v !== 'read' && v !== 'continue') throw new InvalidRequestError(`${param} must be 'read' or 'continue'.`, { param });
+    return v;
+  };
+  const members = Array.isArray(opts.members) ? opts.members : [];
+  const shares: Array<{ chat_id: string; user_id: string; access: string }> = [];
+  for (const [i, m] of members.entries()) {
+    const userId = isObject(m) && typeof m.user_id === 'string' ? m.user_id : null;
+    if (!userId) throw new InvalidRequestError('Each member needs a user_id.', { param: `members[${i}].user_id` });
+    const member = await db('members').where({ workspace_id: chat.workspaceId, user_id: userId }).first('user_id');
+    if (!member) throw new InvalidRequestError(`'${userId}' is not a member of this workspace.`, { param: `members[${i}].user_id` });
+    if (userId !== chat.userId) shares.push({ chat_id: chat.id, user_id: userId, access: access(m.access, `members[${i}].access`) });
+  }
+  await db.transaction(async (trx) => {
+    await trx('playground_chats').where({ id: chat.id }).update({ visibility: opts.visibility, workspace_access: access(opts.workspaceAccess, 'workspace_access') });
+    await trx('playground_shares').where({ chat_id: chat.id }).delete();
+    if (shares.length) await trx('playground_shares').insert(shares);
+  });
+}
+
+// Bookmarks (a bookmark on the chat itself pins it to the top of the list)
+
+export async function setBookmark(db: Knex, userId: string, chatId: string, messageId: string, on: boolean): Promise<void> {
+  const key = { user_id: userId, chat_id: chatId, message_id: messageId };
+  if (on) await db('playground_bookmarks').insert(key).onConflict(['user_id', 'chat_id', 'message_id']).ignore();
+  else await db('playground_bookmarks').where(key).delete();
+}
+
+export async function bookmarksOf(db: Knex, reader: Reader): Promise<Array<{ chatId: string; messageId: string; chatTitle: string; excerpt: string }>> {
+  const rows = await db('playground_bookmarks as b')
+    .join('playground_chats as c', 'c.id', 'b.chat_id')
+    .leftJoin('playground_messages as m', 'm.id', 'b.message_id')
+    .where({ 'b.user_id': reader.userId, 'c.workspace_id': reader.workspaceId })
+    .orderBy('b.created_at', 'desc')
+    .select('b.chat_id', 'b.message_id', 'c.title', 'm.content');
+  return rows.map((r: any) => ({ chatId: r.chat_id, messageId: r.message_id, chatTitle: r.title, excerpt: (r.content ?? '').slice(0, 160) }));
+}
+
+// Projects
+
+export interface Project { id: string; name: string; instructions: string; createdAt: number }
+
+export async function projectsOf(db: Knex, reader: Reader): Promise<Project[]> {
+  const rows = await db('playground_projects').where({ workspace_id: reader.workspaceId, user_id: reader.userId }).orderBy('name');
+  return rows.map((r: any) => ({ id: r.id, name: r.name, instructions: r.instructions, createdAt: seconds(r.created_at) }));
+}
+
+export async function projectFor(db: Knex, reader: Reader, id: string): Promise<Project> {
+  const r = await db('playground_projects').where({ id, workspace_id: reader.workspaceId, user_id: reader.userId }).first();
+  if (!r) throw new NotFoundError(`No project with id '${id}'.`, { code: 'project_not_found', param: 'project_id' });
+  return { id: r.id, name: r.name, instructions: r.instructions, createdAt: seconds(r.created_at) };
+}
+
+export async function saveProject(db: Knex, reader: Reader, b: { id?: string; name: unknown; instructions?: unknown }): Promise<Project> {
+  if (typeof b.name !== 'string' || !b.name.trim()) throw new InvalidRequestError('A project needs a name.', { param: 'name' });
+  const fields = { name: b.name.trim().slice(0, 120), instructions: typeof b.instructions === 'string' ? b.instructions : '' };
+  if (b.id) {
+    await projectFor(db, reader, b.id);
+    await db('playground_projects').where({ id: b.id }).update(fields);
+    return projectFor(db, reader, b.id);
+  }
+  const id = newId('proj');
+  await db('playground_projects').insert({ id, workspace_id: reader.workspaceId, user_id: reader.userId, ...fields });
+  return projectFor(db, reader, id);
+}
+
+// Files (Playground files live under `playground/<workspace>/<chat>/`, apart from API files)
+
+export interface PlaygroundFile { id: string; chatId: string; filename: string; contentType: string; bytes: number; storageKey: string }
+
+export async function addFile(db: Knex, f: Omit<PlaygroundFile, 'id' | 'storageKey'> & { workspaceId: string; userId: string | null; id?: string }): Promise<PlaygroundFile> {
+  const id = f.id ?? newId('pgf');
+  const storageKey = `playground/${f.workspaceId}/${f.chatId}/${id}`;
+  await db('playground_files').insert({ id, workspace_id: f.workspaceId, chat_id: f.chatId, user_id: f.userId, filename: f.filename, content_type: f.contentType, bytes: f.bytes, storage_key: storageKey });
+  return { id, chatId: f.chatId, filename: f.filename, contentType: f.contentType, bytes: f.bytes, storageKey };
+}
+
+export async function fileRecord(db: Knex, workspaceId: string, id: string): Promise<PlaygroundFile> {
+  const r = await db('playground_files').where({ id, workspace_id: workspaceId }).first();
+  if (!r) throw new NotFoundError(`No file with id '${id}'.`, { code: 'file_not_found' });
+  return { id: r.id, chatId: r.chat_id, filename: r.filename, contentType: r.content_type, bytes: Number(r.bytes), storageKey: r.storage_key };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,84 @@
+/** Page objects for the Playground: the chat list, a chat (composer, messages, receipts, sharing) and the compare view. */
+import type { Locator, Page } from 'playwright-core';
+
+export class PlaygroundPage {
+  constructor(readonly page: Page, private readonly base: string) {}
+
+  async open(chatId = ''): Promise<void> {
+    await this.page.goto(`${this.base}/playground${chatId ? `/${chatId}` : ''}`);
+  }
+
+  async newChat(): Promise<string> {
+    await this.open();
+    await this.page.getByRole('button', { name: 'New chat' }).click();
+    await this.page.getByRole('textbox', { name: 'Message' }).waitFor();
+    return this.page.url().split('/').pop() as string;
+  }
+
+  /** Sends a message and waits until its reply is on the page (running or done). */
+  async send(text: string): Promise<void> {
+    const replies = this.page.locator('article.assistant');
+    const before = await replies.count();
+    await this.page.getByRole('textbox', { name: 'Message' }).fill(text);
+    await this.page.getByRole('button', { name: 'Send' }).click();
+    await replies.nth(before).waitFor();
+  }
+
+  async attach(name: string, mimeType: string, buffer: Buffer): Promise<void> {
+    await this.page.getByLabel('Attach file').setInputFiles({ name, mimeType, buffer });
+    await this.page.getByText(`Attached: ${name}`).waitFor();
+  }
+
+  async generateImage(prompt: string): Promise<Locator> {
+    await this.page.getByRole('textbox', { name: 'Message' }).fill(prompt);
+    await this.page.getByRole('button', { name: 'Generate image' }).click();
+    const image = this.page.getByRole('img', { name: 'Generated image' }).last();
+    await image.waitFor();
+    await this.page.waitForFunction((img: any) => img.complete && img.naturalWidth > 0, await image.elementHandle());
+    return image;
+  }
+
+  lastReply(): Locator {
+    return this.page.getByRole('article', { name: 'assistant message' }).last();
+  }
+
+  /** The last reply once its run settled (stored text and receipt shown). */
+  async settledReply(): Promise<Locator> {
+    const count = await this.page.locator('article.assistant').count();
+    const reply = this.page.locator('article.assistant').nth(count - 1);
+    await reply.and(this.page.locator('[data-status=completed]')).getByTestId('receipt-credits').waitFor({ timeout: 30_000 });
+    return reply;
+  }
+
+  async receiptCredits(reply: Locator): Promise<number> {
+    return Number((await reply.getByTestId('receipt-credits').textContent())?.replace(/,/g, ''));
+  }
+
+  async shareWith(email: string, access: 'read' | 'continue'): Promise<void> {
+    await this.page.getByRole('button', { name: 'Share' }).click();
+    const dialog = this.page.getByRole('dialog', { name: 'Share chat' });
+    await dialog.getByLabel(`Access for ${email}`).selectOption(access);
+    await dialog.getByRole('button', { name: 'Save sharing' }).click();
+    await dialog.waitFor({ state: 'detached' });
+  }
+
+  async bookmarkLastReply(): Promise<void> {
+    await this.lastReply().getByRole('button', { name: 'Bookmark' }).click();
+    await this.lastReply().getByRole('button', { name: 'Bookmarked' }).waitFor();
+  }
+
+  bookmarks(): Locator {
+    return this.page.getByRole('region', { name: 'Bookmarks' }).getByRole('link');
+  }
+
+  async compare(prompt: string, models: [string, string]): Promise<Locator[]> {
+    await this.open('compare');
+    await this.page.getByLabel('Model 1').selectOption(models[0]);
+    await this.page.getByLabel('Model 2').selectOption(models[1]);
+    await this.page.getByRole('textbox', { name: 'Prompt' }).fill(prompt);
+    await this.page.getByRole('button', { name: 'Compare' }).click();
+    const columns = this.page.locator('.compare-column');
+    for (const i of [0, 1]) await columns.nth(i).locator('article.assistant[data-status=completed]').getByTestId('receipt-credits').waitFor({ timeout: 30_000 });
+    return [columns.nth(0), columns.nth(1)];
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The Playground in Chromium: a streamed reply rendered as markdown that survives a refresh mid-stream, its
+ * receipt equal to the x-credits-used of the same request sent to the API (both in the same ledger), an
+ * image generation, an attached file the model reads, a chat shared with one teammate and not another, a
+ * bookmark, and a compare of two models. Screenshots go to docs/screenshots/playground-*.png.
+ */
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { repoRoot } from '../../core/paths';
+import { freePort } from '../../stack/processes';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { SmtpSink } from '../support/notification-sinks';
+import { invitedMember, signUp, type Session } from '../support/people';
+import { chromiumMissing, consoleErrors, launchChromium } from './browser';
+import { PlaygroundPage } from './pages/playground-pages';
+
+const SCREENSHOTS = path.join(repoRoot, 'docs', 'screenshots');
+
+describe('web app: the Playground in Chromium', function () {
+  this.timeout(240_000);
+  let gateway: TestGateway;
+  let smtp: SmtpSink;
+  let browser: Browser;
+  let owner: Session;
+  let teammate: Session;
+  let third: Session;
+  const contexts: BrowserContext[] = [];
+  const pageErrors: string[][] = [];
+
+  before(async function () {
+    const missing = chromiumMissing();
+    if (missing) {
+      console.warn(`\n  !!! SKIPPING BROWSER TESTS: ${missing}\n`);
+      this.skip();
+    }
+    smtp = new SmtpSink(await freePort());
+    await smtp.start();
+    // Slow deltas, so that a refresh lands in the middle of a reply.
+    gateway = await startTestGateway({ env: { SMTP_URL: smtp.url, CAPTCHA_MAX_COUNTER: '400' }, providerOverrides: { simulated: { headers: { 'x-sim-stream-delay-ms': '150' } } } });
+    owner = await signUp(gateway.url, smtp, 'paula');
+    teammate = await invitedMember(gateway.url, smtp, owner, 'theo', 'developer');
+    third = await invitedMember(gateway.url, smtp, owner, 'thea', 'developer');
+    browser = await launchChromium();
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+  after(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await gateway?.stop();
+    await smtp?.stop();
+  });
+
+  async function signedIn(session: Session, watchConsole = true): Promise<PlaygroundPage> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    contexts.push(context);
+    const [name, value] = session.cookie.split('=');
+    await context.addCookies([{ name, value, url: gateway.url, httpOnly: true, sameSite: 'Lax' }]);
+    const page: Page = await context.newPage();
+    if (watchConsole) pageErrors.push(consoleErrors(page));
+    return new PlaygroundPage(page, gateway.url);
+  }
+  const shot = (p: PlaygroundPage, name: string) => p.page.screenshot({ path: path.join(SCREENSHOTS, `playground-${name}.png`), fullPage: true });
+
+  let chatId: string;
+  let ownerPage: PlaygroundPage;
+
+  it('streams a reply as markdown, which completes after a refresh mid-stream, with a receipt equal to the API call', async () => {
+    ownerPage = await signedIn(owner);
+    chatId = await ownerPage.newChat();
+    const prompt = 'Show **bold** text and `inline code`, please, with a long enough question to stream for a while';
+    await ownerPage.send(prompt);
+    await ownerPage.lastReply().getByText('Simulated').waitFor();
+    expect(await ownerPage.lastReply().getAttribute('data-status')).to.equal('running');
+    await ownerPage.page.reload();
+    const reply = await ownerPage.settledReply();
+    expect(await reply.locator('.markdown strong').first().textContent()).to.equal('bold');
+    expect(await reply.locator('.markdown code').first().textContent()).to.equal('inline code');
+    expect(await reply.locator('.markdown').textContent()).to.match(/The conversation holds 1 message\./);
+    const credits = await ownerPage.receiptCredits(reply);
+    await reply.getByRole('button', { name: 'Timeline' }).click();
+    await reply.getByRole('list', { name: 'Run timeline' }).getByText('settled', { exact: true }).waitFor();
+    await shot(ownerPage, 'chat');
+
+    const key = await owner.json('POST', '/v1/organization/api_keys', { name: 'compare', preset: 'custom' });
+    const api = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${key.body.value}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: prompt }] }),
+    });
+    expect(Number(api.headers.get('x-credits-used'))).to.equal(credits).and.to.be.greaterThan(0);
+    const workspaceId = (await owner.json('GET', '/api/me')).body.workspace.id;
+    const requests = await gateway.runtime.db('credit_ledger').where({ workspace_id: workspaceId, kind: 'settle' }).pluck('request_id');
+    expect(requests).to.include(api.headers.get('x-request-id'));
+    expect(requests.length).to.equal(2);
+  });
+
+  it('generates an image in the chat and reads an attached file', async () => {
+    await ownerPage.generateImage('a lighthouse at dawn');
+    await shot(ownerPage, 'image');
+    const png = await sharp({ create: { width: 12, height: 10, channels: 3, background: '#36c' } }).png().toBuffer();
+    await ownerPage.attach('blue.png', 'image/png', png);
+    await ownerPage.send('What is in this picture?');
+    const reply = await ownerPage.settledReply();
+    expect(await reply.textContent()).to.match(/I see 1 image: a 12x10 PNG image/);
+    await ownerPage.page.getByRole('img', { name: 'Attachment' }).waitFor();
+  });
+
+  it('shares the chat with a teammate, who reads it, while a third member cannot; and bookmarks a reply', async () => {
+    await ownerPage.shareWith(teammate.email, 'read');
+    const mate = await signedIn(teammate);
+    await mate.open(chatId);
+    await mate.page.getByText('shared with you · read').waitFor();
+    await mate.page.locator('.markdown strong').first().waitFor();
+    expect(await mate.page.getByRole('textbox', { name: 'Message' }).count()).to.equal(0);
+    await shot(mate, 'shared');
+
+    // The third member's browser logs the 404 it gets, which is the point here.
+    const other = await signedIn(third, false);
+    await other.open(chatId);
+    await other.page.getByRole('alert').filter({ hasText: `No chat with id '${chatId}'` }).waitFor();
+
+    await ownerPage.bookmarkLastReply();
+    await ownerPage.bookmarks().filter({ hasText: 'What is in this picture' }).waitFor();
+  });
+
+  it('compares two models side by side, each with its cost and latency', async () => {
+    const [a, b] = await ownerPage.compare('Which is cheaper?', ['sim-chat', 'sim-chat-mini']);
+    expect(await a.locator('.receipt').textContent()).to.match(/served by sim-chat .* ms/);
+    expect(await b.locator('.receipt').textContent()).to.match(/served by sim-chat-mini .* ms/);
+    await shot(ownerPage, 'compare');
+    expect(pageErrors.flat(), 'console errors').to.deep.equal([]);
+  });
+});

@@ -1,0 +1,95 @@
+/** A chat: its messages, settings (model, system prompt, parameters), the composer with attachments, images, sharing. */
+import { useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { playground } from '../../playground-api';
+import { useCan } from '../../session';
+import { credits, ErrorNote, Loading } from '../../ui';
+import { MessageItem } from './MessageItem';
+import { ModelPicker, ParamsPanel } from './ModelPicker';
+import { ShareDialog } from './ShareDialog';
+
+const toBase64 = (file: File) => file.arrayBuffer().then((b) => {
+  let s = '';
+  new Uint8Array(b).forEach((c) => { s += String.fromCharCode(c); });
+  return btoa(s);
+});
+
+export function ChatView({ chatId }: { chatId: string }) {
+  const can = useCan();
+  const client = useQueryClient();
+  const chat = useQuery({
+    queryKey: ['playground', 'chat', chatId], queryFn: () => playground.chat(chatId),
+    // Image generations and replies held by another process: read again until they settle.
+    refetchInterval: (q) => (q.state.data?.messages.some((m) => m.status === 'running') ? 1500 : false),
+  });
+  const [draft, setDraft] = useState('');
+  const [files, setFiles] = useState<Array<{ id: string; filename: string }>>([]);
+  const [imageSize, setImageSize] = useState('256x256');
+  const [imageModel, setImageModel] = useState('sim-image');
+  const [sharing, setSharing] = useState(false);
+  const refresh = () => client.invalidateQueries({ queryKey: ['playground'] });
+  const send = useMutation({
+    mutationFn: (b: { content: string; from?: string }) => playground.send(chatId, { ...b, files: b.from ? undefined : files.map((f) => f.id) }),
+    onSuccess: () => { setDraft(''); setFiles([]); void refresh(); },
+  });
+  const image = useMutation({ mutationFn: () => playground.generateImage(chatId, { model: imageModel, prompt: draft, size: imageSize }), onSuccess: () => { setDraft(''); void refresh(); } });
+  const update = useMutation({ mutationFn: (b: Record<string, unknown>) => playground.updateChat(chatId, b), onSuccess: () => void refresh() });
+  const upload = useMutation({
+    mutationFn: async (file: File) => playground.upload(chatId, { filename: file.name, content_type: file.type || 'application/octet-stream', data: await toBase64(file) }),
+    onSuccess: (f) => setFiles((list) => [...list, f]),
+  });
+  const bookmark = (messageId: string | null, on: boolean) => playground.bookmark(chatId, messageId, on).then(refresh);
+
+  if (chat.isPending) return <Loading what="the chat" />;
+  if (chat.isError) return <ErrorNote error={chat.error} />;
+  const c = chat.data;
+  const canSend = can('playground.use') && c.access !== 'read';
+  return (
+    <section className="chat" aria-label="Chat">
+      <header className="chat-head">
+        <h1>{c.title}</h1>
+        <span className="muted" data-testid="chat-total">Total {credits(c.total_credits)} credits</span>
+        <button type="button" className="secondary" aria-pressed={c.bookmarked} onClick={() => void bookmark(null, !c.bookmarked)}>{c.bookmarked ? 'Pinned' : 'Pin'}</button>
+        {c.access === 'owner' && <button type="button" className="secondary" onClick={() => setSharing(true)}>Share</button>}
+        {c.access !== 'owner' && <span className="badge">shared with you · {c.access}</span>}
+      </header>
+      {sharing && <ShareDialog chat={c} onClose={() => setSharing(false)} />}
+      <div className="messages">
+        {c.messages.length === 0 && <p className="empty">No messages yet.</p>}
+        {c.messages.map((m) => (
+          <MessageItem key={m.id} chatId={chatId} message={m} canSend={canSend} onBookmark={(on) => void bookmark(m.id, on)} onResend={(content) => send.mutate({ content, from: m.id })} />
+        ))}
+      </div>
+      {canSend && c.messages.at(-1)?.role === 'assistant' && c.messages.at(-1)?.status !== 'running' && c.messages.at(-2) && (
+        <button type="button" className="secondary" onClick={() => send.mutate({ content: c.messages.at(-2)!.content, from: c.messages.at(-2)!.id })}>Regenerate</button>
+      )}
+      {canSend && (
+        <form className="composer" onSubmit={(e) => { e.preventDefault(); send.mutate({ content: draft }); }}>
+          <textarea aria-label="Message" value={draft} onChange={(e) => setDraft(e.target.value)} rows={3} placeholder="Write a message (markdown welcome)"
+            onKeyDown={(e) => { if (e.key === 'Enter' && (e.metaKey || e.ctrlKey)) send.mutate({ content: draft }); }} />
+          {files.length > 0 && <p className="muted">Attached: {files.map((f) => f.filename).join(', ')}</p>}
+          <div className="row">
+            <button type="submit" disabled={send.isPending || (!draft.trim() && files.length === 0)}>Send</button>
+            <label className="secondary file-button">Attach file<input type="file" className="sr-only" aria-label="Attach file" onChange={(e) => { const f = e.target.files?.[0]; if (f) upload.mutate(f); e.target.value = ''; }} /></label>
+            <span className="spacer" />
+            <ModelPicker label="Image model" modality="image" value={imageModel} onChange={setImageModel} />
+            <label className="field"><span>Size</span><select value={imageSize} onChange={(e) => setImageSize(e.target.value)}>{['256x256', '512x512', '1024x1024'].map((s) => <option key={s}>{s}</option>)}</select></label>
+            <button type="button" className="secondary" disabled={!draft.trim() || image.isPending} onClick={() => image.mutate()}>Generate image</button>
+          </div>
+          <ErrorNote error={send.error ?? image.error ?? upload.error} />
+        </form>
+      )}
+      {canSend && (
+        <details className="settings">
+          <summary>Model and parameters</summary>
+          <ModelPicker label="Model" modality="chat" value={c.model} onChange={(model) => update.mutate({ model })} />
+          <label className="field"><span>System prompt</span>
+            <textarea aria-label="System prompt" defaultValue={c.system_prompt} onBlur={(e) => update.mutate({ system_prompt: e.target.value })} rows={2} />
+          </label>
+          <ParamsPanel model={c.model} params={c.params} onChange={(params) => update.mutate({ params })} />
+          <ErrorNote error={update.error} />
+        </details>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,55 @@
+/** One message: markdown (or an image gallery), live text while it runs, its receipt, bookmark, regenerate and edit. */
+import { useState } from 'react';
+import { playground, type ChatMessage } from '../../playground-api';
+import { Markdown } from './Markdown';
+import { Receipt } from './Receipt';
+import { useReply } from './useReply';
+
+interface Props {
+  chatId: string;
+  message: ChatMessage;
+  canSend: boolean;
+  onBookmark: (on: boolean) => void;
+  onResend: (content: string) => void;
+}
+
+export function MessageItem({ chatId, message, canSend, onBookmark, onResend }: Props) {
+  const running = message.status === 'running';
+  const live = useReply(chatId, running && message.kind === 'text' ? message.id : null);
+  const [editing, setEditing] = useState<string | null>(null);
+  const text = running ? live : message.content;
+  return (
+    <article className={`message ${message.role}`} aria-label={`${message.role} message`} data-status={message.status}>
+      <header className="message-head">
+        <span>{message.role === 'user' ? 'You' : message.model}</span>
+        <span className="message-actions">
+          <button type="button" className="link" aria-pressed={message.bookmarked} onClick={() => onBookmark(!message.bookmarked)}>
+            {message.bookmarked ? 'Bookmarked' : 'Bookmark'}
+          </button>
+          {canSend && message.role === 'user' && <button type="button" className="link" onClick={() => setEditing(message.content)}>Edit</button>}
+          {canSend && running && <button type="button" className="link" onClick={() => void playground.stop(message.id)}>Stop</button>}
+        </span>
+      </header>
+      {editing !== null ? (
+        <form onSubmit={(e) => { e.preventDefault(); onResend(editing); setEditing(null); }}>
+          <textarea aria-label="Edit message" value={editing} onChange={(e) => setEditing(e.target.value)} rows={3} />
+          <div className="row"><button type="submit">Resend</button><button type="button" className="secondary" onClick={() => setEditing(null)}>Cancel</button></div>
+        </form>
+      ) : message.kind === 'image' ? (
+        <div className="gallery">
+          {message.files.map((id) => <img key={id} src={playground.fileUrl(id)} alt="Generated image" />)}
+          {running && <p className="muted" role="status">Generating…</p>}
+        </div>
+      ) : (
+        <>
+          {message.role === 'user' && message.files.map((id) => <img key={id} className="attachment" src={playground.fileUrl(id)} alt="Attachment" />)}
+          <Markdown text={text} />
+          {running && <p className="muted" role="status">Generating…</p>}
+        </>
+      )}
+      {message.error && <p className="error" role="alert">{message.error}</p>}
+      {message.status === 'stopped' && <p className="muted">Stopped.</p>}
+      {message.role === 'assistant' && <Receipt message={message} />}
+    </article>
+  );
+}

@@ -1,0 +1,40 @@
+/** The Playground's part of the typed client (/api/playground, session cookie). */
+import { request } from './api';
+
+export interface Receipt {
+  requestId: string; status: string; endpoint: string; modelRequested: string; modelUsed: string | null; fallbackDepth: number;
+  inputTokens: number; outputTokens: number; units: Record<string, number> | null; latencyMs: number | null; credits: number;
+  ledger: Array<{ kind: string; amountMicro: number; model: string | null }>;
+}
+export interface ChatMessage {
+  id: string; role: 'user' | 'assistant'; kind: 'text' | 'image'; content: string; files: string[]; model: string | null; request_id: string | null;
+  status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed'; error: string | null; bookmarked: boolean; receipt: Receipt | null;
+}
+export interface ChatSummary {
+  id: string; title: string; model: string; system_prompt: string; params: Record<string, unknown>; owner_id: string;
+  visibility: 'private' | 'workspace'; workspace_access: 'read' | 'continue'; access: 'read' | 'continue' | 'owner'; bookmarked: boolean; updated_at: number;
+}
+export interface ChatDetail extends ChatSummary {
+  total_credits: number; messages: ChatMessage[]; shares?: Array<{ userId: string; email: string; access: 'read' | 'continue' }>;
+}
+export interface TimelineStep { step: string; at: number; detail?: string }
+
+const base = '/api/playground';
+export const playground = {
+  chats: (search = '') => request<{ data: ChatSummary[] }>('GET', `${base}/chats${search ? `?search=${encodeURIComponent(search)}` : ''}`),
+  chat: (id: string) => request<ChatDetail>('GET', `${base}/chats/${id}`),
+  createChat: (b: { model: string; title?: string; system_prompt?: string }) => request<ChatSummary>('POST', `${base}/chats`, b),
+  updateChat: (id: string, b: Record<string, unknown>) => request<ChatSummary>('PATCH', `${base}/chats/${id}`, b),
+  send: (id: string, b: { content: string; files?: string[]; model?: string; params?: Record<string, unknown>; from?: string }) =>
+    request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/messages`, b),
+  generateImage: (id: string, b: { model: string; prompt: string; size?: string }) => request('POST', `${base}/chats/${id}/images`, b),
+  upload: (id: string, b: { filename: string; content_type: string; data: string }) => request<{ id: string; filename: string }>('POST', `${base}/chats/${id}/files`, b),
+  stop: (messageId: string) => request('POST', `${base}/messages/${messageId}/stop`),
+  timeline: (messageId: string) => request<{ data: TimelineStep[] }>('GET', `${base}/messages/${messageId}/timeline`),
+  share: (id: string, b: { visibility: string; workspace_access?: string; members?: Array<{ user_id: string; access: string }> }) => request('PUT', `${base}/chats/${id}/sharing`, b),
+  bookmark: (chatId: string, messageId: string | null, on: boolean) =>
+    request(on ? 'PUT' : 'DELETE', `${base}/chats/${chatId}${messageId ? `/messages/${messageId}` : ''}/bookmark`),
+  bookmarks: () => request<{ data: Array<{ chat_id: string; message_id: string | null; chat_title: string; excerpt: string }> }>('GET', `${base}/bookmarks`),
+  fileUrl: (id: string) => `${base}/files/${id}`,
+  streamUrl: (messageId: string) => `${base}/messages/${messageId}/stream`,
+};
