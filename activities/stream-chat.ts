@@ -9,7 +9,8 @@ import { chatCost } from '../catalog/pricing';
 import type { ChatCompletionBody } from '../endpoints/chat/body';
 import type { StreamRegistry } from './stream-registry';
 import { fileReferences, inlineReferencedFiles } from '../endpoints/chat/file-references';
-import { promptCharacters, toChatRequest } from '../endpoints/chat/request';
+import { choiceCount, promptCharacters, toChatRequest } from '../endpoints/chat/request';
+import { streamChoices } from '../endpoints/chat/choices';
 import { chunkObject, openAIFinishReason, usageObject } from '../endpoints/chat/response';
 import { estimateTokens } from '../endpoints/chat/tokens';
 import { GatewayError, NotFoundError, UpstreamError } from '../core/errors';
@@ -62,6 +63,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
       if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
       const body = (await loadPayload(deps.storage, input.body)) as ChatCompletionBody;
       const includeUsage = Boolean(body.stream_options?.include_usage);
+      const choices = choiceCount(body);
       const promptTokensEstimate = estimateTokens(promptCharacters(body));
       const abort = new AbortController();
       sink.onClientGone(() => abort.abort());
@@ -73,7 +75,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
         const messages = fileReferences(body.messages).length === 0 ? body.messages : await inlineReferencedFiles(body.messages, {
           db: deps.db, storage: deps.storage, workspaceId: input.workspaceId ?? '', imagesAsImageUrl: Boolean(record.capabilities.vision),
         });
-        iterator = adapter.doStream(toChatRequest({ ...body, messages }, record), {
+        iterator = streamChoices(adapter, toChatRequest({ ...body, messages }, record), choices, {
           requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
         })[Symbol.asyncIterator]();
         first = await iterator.next();
@@ -87,11 +89,12 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
         'x-model-used': record.slug,
         ...(input.fallbackFrom ? { 'x-fallback-from': input.fallbackFrom, 'x-fallback-depth': String(input.fallbackDepth) } : {}),
       });
-      sink.send(chunkObject({ ...base, delta: { role: 'assistant', content: '' } }));
+      for (let index = 0; index < choices; index++) sink.send(chunkObject({ ...base, index, delta: { role: 'assistant', content: '' } }));
 
       let outputChars = 0;
       let usage: { inputTokens: number; outputTokens: number } | null = null;
       let finishReason: FinishReason | null = null;
+      let finishReasons: FinishReason[] = [];
       let ending: StreamEnding = 'completed';
       let error: string | undefined;
       let lastBeat = 0;
@@ -107,12 +110,13 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
           const part = step.value;
           if (part.type === 'text-delta') {
             outputChars += part.delta.length;
-            sink.send(chunkObject({ ...base, delta: { content: part.delta } }));
+            sink.send(chunkObject({ ...base, index: part.choice, delta: { content: part.delta }, logprobs: part.logprobs }));
           } else if (part.type === 'tool-call-delta') {
             outputChars += part.argumentsDelta.length + (part.name?.length ?? 0);
-            sink.send(chunkObject({ ...base, delta: { tool_calls: [{ index: part.index, ...(part.id ? { id: part.id, type: 'function' } : {}), function: { ...(part.name ? { name: part.name } : {}), arguments: part.argumentsDelta } }] } }));
+            sink.send(chunkObject({ ...base, index: part.choice, delta: { tool_calls: [{ index: part.index, ...(part.id ? { id: part.id, type: 'function' } : {}), function: { ...(part.name ? { name: part.name } : {}), arguments: part.argumentsDelta } }] } }));
           } else {
             finishReason = part.finishReason;
+            finishReasons = part.finishReasons ?? [part.finishReason];
             if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
           }
           if (sink.clientGone) break;
@@ -138,7 +142,9 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
         : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
       const chargeMicro = chatCost(record, billed);
       if (ending === 'completed') {
-        sink.send(chunkObject({ ...base, delta: {}, finishReason: openAIFinishReason(finishReason ?? 'stop') }));
+        for (let index = 0; index < choices; index++) {
+          sink.send(chunkObject({ ...base, index, delta: {}, finishReason: openAIFinishReason(finishReasons[index] ?? finishReason ?? 'stop') }));
+        }
         if (includeUsage) sink.send(chunkObject({ ...base, noChoices: true, usage: { ...usageObject(billed), credits_used: microToCredits(chargeMicro) } }));
       }
       if (ending !== 'client_disconnected') sink.send('[DONE]');

@@ -68,8 +68,26 @@ export type ChatResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string } };
 
+/** OpenAI's per-token log probabilities (our canonical shape, since OpenAI's is the public wire format). */
+export interface ChatTokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top_logprobs: Array<{ token: string; logprob: number; bytes: number[] | null }>;
+}
+
+export interface ChatLogprobs {
+  content: ChatTokenLogprob[] | null;
+  refusal?: ChatTokenLogprob[] | null;
+}
+
 export interface ChatRequest {
   messages: ChatMessage[];
+  /**
+   * Choices to generate. Only sent to adapters whose `nativeChoices` is true; for the others the caller
+   * makes `n` calls (and gets one choice from each).
+   */
+  n?: number;
   tools?: ChatTool[];
   toolChoice?: ChatToolChoice;
   parallelToolCalls?: boolean;
@@ -82,25 +100,48 @@ export interface ChatRequest {
   presencePenalty?: number;
   frequencyPenalty?: number;
   user?: string;
+  logprobs?: boolean;
+  /** Alternatives per token (0..20), with `logprobs`. */
+  topLogprobs?: number;
+  /** Token id (as a string) -> bias from -100 to 100. */
+  logitBias?: Record<string, number>;
+  /** OpenAI's names (`none`, `minimal`, `low`, `medium`, `high`); each family maps them onto its own setting. */
+  reasoningEffort?: string;
+  verbosity?: string;
 }
 
-export interface ChatResult {
+/** One answer of a chat call. */
+export interface ChatChoice {
   /** Text of the answer, null when the model only called tools. */
   content: string | null;
   toolCalls: ChatToolCall[];
   finishReason: FinishReason;
+  /** Present when the request asked for `logprobs`. */
+  logprobs?: ChatLogprobs;
+}
+
+export interface ChatResult extends ChatChoice {
+  /** For the whole call (every choice). */
   usage: TokenUsage;
   /** The provider's response id, for support. */
   upstreamId?: string;
+  /** Choices 1..n-1 of a request for `n` > 1 (the result itself is choice 0). */
+  moreChoices?: ChatChoice[];
 }
 
-/** Parts of a streamed answer, in order. Exactly one `finish` part ends a successful stream. */
+/**
+ * Parts of a streamed answer, in order. Exactly one `finish` part ends a successful stream. `choice` is the
+ * choice index (absent: 0) when the request asked for `n` > 1.
+ */
 export type ChatStreamPart =
-  | { type: 'text-delta'; delta: string }
-  | { type: 'tool-call-delta'; index: number; id?: string; name?: string; argumentsDelta: string }
-  | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage };
+  | { type: 'text-delta'; delta: string; choice?: number; logprobs?: ChatTokenLogprob[] }
+  | { type: 'tool-call-delta'; index: number; id?: string; name?: string; argumentsDelta: string; choice?: number }
+  /** `finishReasons`: every choice's reason by index, when there were several (`finishReason` is choice 0's). */
+  | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage; finishReasons?: FinishReason[] };
 
 export interface ChatModelAdapter {
+  /** Whether one call answers `n` choices; otherwise the gateway makes one call per choice. */
+  readonly nativeChoices?: boolean;
   doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult>;
   /** Errors before the first part are thrown from the first `next()`; later ones end the iteration. */
   doStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatStreamPart>;

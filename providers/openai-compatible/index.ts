@@ -27,6 +27,10 @@ export interface OpenAICompatibleOptions extends ProviderOptions {
    * verbose output (durations then come from `usage.seconds` when the host reports it).
    */
   plainJsonTranscription?: ModelSwitch;
+  /** The host answers `n` chat choices in one call (otherwise the gateway makes one call per choice). */
+  nativeChoices?: ModelSwitch;
+  /** The chat completions path, for hosts that serve the format under another one. */
+  chatPath?: string;
 }
 
 export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): Provider {
@@ -35,6 +39,8 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
   return defineProvider(connection, {
     chat: (upstreamModel) => new OpenAICompatibleChatModel(connection, upstreamModel, {
       maxCompletionTokens: appliesTo(options.useMaxCompletionTokens, upstreamModel),
+      nativeChoices: appliesTo(options.nativeChoices, upstreamModel),
+      ...(options.chatPath ? { path: options.chatPath } : {}),
     }),
     embedding: (upstreamModel) => new OpenAICompatibleEmbeddingModel(connection, upstreamModel),
     image: (upstreamModel) => new OpenAICompatibleImageModel(connection, upstreamModel),
