@@ -23,6 +23,9 @@ import { billingRouter } from './billing/routes';
 import { budgetAlertsRouter } from './billing/budget-alerts';
 import { filesRouter } from './files/routes';
 import { videoGenerationsRouter, videoJobsRouter } from './videos/routes';
+import { openAIVideoCreateRouter, openAIVideoJobsRouter } from './videos/openai-videos';
+import { completionsRouter } from './completions/routes';
+import { moderationsRouter } from './moderations/routes';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
@@ -36,7 +39,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
-  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps)]) {
+  for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), openAIVideoJobsRouter(deps)]) {
     v1.use(router.routes(), router.allowedMethods());
   }
   // Billing and budget alerts (role-guarded inside).
@@ -46,7 +49,11 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   // Model endpoints (and only they) count against the key's quotas.
   const modelEndpoints = new Router<GatewayState>();
   modelEndpoints.use(keyQuotaMiddleware(deps.db));
-  for (const router of [chatRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)]) {
+  const modelRouters = [
+    chatRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps),
+    completionsRouter(deps), moderationsRouter(deps), openAIVideoCreateRouter(deps),
+  ];
+  for (const router of modelRouters) {
     modelEndpoints.use(router.routes(), router.allowedMethods());
   }
   v1.use(modelEndpoints.routes(), modelEndpoints.allowedMethods());

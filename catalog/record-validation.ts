@@ -60,6 +60,8 @@ function crossFieldProblems(record: ModelRecord): string[] {
   }
   if (capabilities.imageEdit && record.modality !== 'image') problems.push('imageEdit applies to image models only');
   if (capabilities.imageToVideo && record.modality !== 'video') problems.push('imageToVideo applies to video models only');
+  if (capabilities.imageVariation && record.modality !== 'image') problems.push('imageVariation applies to image models only');
+  if (capabilities.translation && record.modality !== 'transcription') problems.push('translation applies to transcription models only');
 
   switch (record.modality) {
     case 'chat': problems.push(...chatProblems(record)); break;

@@ -4,7 +4,7 @@
  * seeded into Postgres (`models` table); operators add or override records without a code change.
  */
 
-export const MODALITIES = ['chat', 'embedding', 'image', 'speech', 'transcription', 'video', 'music'] as const;
+export const MODALITIES = ['chat', 'embedding', 'image', 'speech', 'transcription', 'video', 'music', 'moderation'] as const;
 export type Modality = (typeof MODALITIES)[number];
 
 export interface ModelCapabilities {
@@ -15,8 +15,12 @@ export interface ModelCapabilities {
   audioInput?: boolean;
   /** Image models that also serve /v1/images/edits. */
   imageEdit?: boolean;
+  /** Image models that also serve /v1/images/variations. */
+  imageVariation?: boolean;
   /** Video models that take a reference image. */
   imageToVideo?: boolean;
+  /** Transcription models that also serve /v1/audio/translations (speech to English text). */
+  translation?: boolean;
 }
 
 /**
@@ -24,7 +28,7 @@ export interface ModelCapabilities {
  * micro-credits when loaded).
  */
 export interface ModelPricing {
-  /** Token-priced models (chat, embedding, some image and transcription models). */
+  /** Token-priced models (chat, embedding, moderation, some image and transcription models). */
   inputPerMTok?: number;
   outputPerMTok?: number;
   /**

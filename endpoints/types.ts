@@ -12,12 +12,16 @@ import type { SimulationDirective } from '../providers/types';
 
 export type Endpoint =
   | 'chat.completions'
+  | 'completions'
   | 'embeddings'
   | 'images.generations'
   | 'images.edits'
   | 'audio.speech'
   | 'audio.transcriptions'
-  | 'music.generations';
+  | 'music.generations'
+  | 'moderations'
+  | 'images.variations'
+  | 'audio.translations';
 
 export interface CallEnv {
   requestId: string;

@@ -193,6 +193,14 @@ export interface ImageEditRequest extends ImageGenerateRequest {
   mask?: ImageInputFile;
 }
 
+/** `/images/variations`: new images like the input one, no prompt. */
+export interface ImageVariationRequest {
+  image: ImageInputFile;
+  n: number;
+  size?: string;
+  params: Record<string, unknown>;
+}
+
 export interface ImageResult {
   images: GeneratedImage[];
   usage?: TokenUsage;
@@ -201,6 +209,7 @@ export interface ImageResult {
 export interface ImageModelAdapter {
   doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult>;
   doEdit?(req: ImageEditRequest, ctx: CallContext): Promise<ImageResult>;
+  doVary?(req: ImageVariationRequest, ctx: CallContext): Promise<ImageResult>;
 }
 
 // ---------------------------------------------------------------- speech
@@ -251,8 +260,12 @@ export interface TranscriptionResult {
   segments: TranscriptionSegment[];
 }
 
+/** Speech in any language to English text (`/audio/translations`). */
+export type TranslationRequest = Omit<TranscriptionRequest, 'language'>;
+
 export interface TranscriptionModelAdapter {
   doTranscribe(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult>;
+  doTranslate?(req: TranslationRequest, ctx: CallContext): Promise<TranscriptionResult>;
 }
 
 // ---------------------------------------------------------------- video (long-running)
@@ -298,6 +311,29 @@ export interface MusicModelAdapter {
   doGenerate(req: MusicRequest, ctx: CallContext): Promise<MusicResult>;
 }
 
+// ---------------------------------------------------------------- moderation
+
+/** One part of a multimodal moderation input (OpenAI's shape). */
+export type ModerationPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+export interface ModerationRequest {
+  /** Each entry is one input to classify: a text, or parts (text and images) classified together. */
+  inputs: Array<string | ModerationPart[]>;
+}
+
+/** OpenAI's result shape, one per input: categories by OpenAI's names (`hate/threatening`, ...). */
+export interface ModerationResult {
+  flagged: boolean;
+  categories: Record<string, boolean>;
+  category_scores: Record<string, number>;
+  /** Which kinds of input (`text`, `image`) each category was judged on. */
+  category_applied_input_types?: Record<string, string[]>;
+}
+
+export interface ModerationModelAdapter {
+  doModerate(req: ModerationRequest, ctx: CallContext): Promise<{ results: ModerationResult[] }>;
+}
+
 // ---------------------------------------------------------------- provider
 
 /**
@@ -316,6 +352,7 @@ export interface Provider {
   transcription?(upstreamModel: string): TranscriptionModelAdapter;
   video?(upstreamModel: string): VideoModelAdapter;
   music?(upstreamModel: string): MusicModelAdapter;
+  moderation?(upstreamModel: string): ModerationModelAdapter;
 }
 
 /** What a wire family's factory receives for one configured host. */

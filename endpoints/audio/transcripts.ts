@@ -18,6 +18,8 @@ export interface TranscriptOptions {
   /** The billed length of the audio, seconds. */
   seconds: number;
   language?: string;
+  /** verbose_json's `task` (default `transcribe`). */
+  task?: 'transcribe' | 'translate';
 }
 
 export function formatTranscript(result: TranscriptionResult, opts: TranscriptOptions): TranscriptBody {
@@ -33,7 +35,7 @@ export function formatTranscript(result: TranscriptionResult, opts: TranscriptOp
     case 'verbose_json': {
       const granularities = opts.granularities?.length ? opts.granularities : ['segment'];
       const segments = cues(result, seconds);
-      const body: Record<string, unknown> = { task: 'transcribe', language: result.language ?? opts.language ?? 'en', duration: seconds, text };
+      const body: Record<string, unknown> = { task: opts.task ?? 'transcribe', language: result.language ?? opts.language ?? 'en', duration: seconds, text };
       if (granularities.includes('segment')) body.segments = segments.map((s) => ({ id: s.id, start: s.start, end: s.end, text: s.text }));
       if (granularities.includes('word')) body.words = words(segments);
       body.usage = { type: 'duration', seconds };

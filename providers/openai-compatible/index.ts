@@ -8,6 +8,7 @@ import type { Provider, ProviderOptions } from '../types';
 import { OpenAICompatibleChatModel } from './chat';
 import { OpenAICompatibleEmbeddingModel } from './embedding';
 import { OpenAICompatibleImageModel } from './image';
+import { OpenAICompatibleModerationModel } from './moderation';
 import { OpenAICompatibleSpeechModel } from './speech';
 import { OpenAICompatibleTranscriptionModel } from './transcription';
 
@@ -48,6 +49,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
     transcription: (upstreamModel) => new OpenAICompatibleTranscriptionModel(connection, upstreamModel, {
       plainJson: appliesTo(options.plainJsonTranscription, upstreamModel),
     }),
+    moderation: (upstreamModel) => new OpenAICompatibleModerationModel(connection, upstreamModel),
   });
 }
 
