@@ -62,6 +62,7 @@ function crossFieldProblems(record: ModelRecord): string[] {
   if (capabilities.imageToVideo && record.modality !== 'video') problems.push('imageToVideo applies to video models only');
   if (capabilities.imageVariation && record.modality !== 'image') problems.push('imageVariation applies to image models only');
   if (capabilities.translation && record.modality !== 'transcription') problems.push('translation applies to transcription models only');
+  if (capabilities.tokenInput && record.modality !== 'embedding') problems.push('tokenInput applies to embedding models only');
 
   switch (record.modality) {
     case 'chat': problems.push(...chatProblems(record)); break;

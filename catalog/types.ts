@@ -21,6 +21,8 @@ export interface ModelCapabilities {
   imageToVideo?: boolean;
   /** Transcription models that also serve /v1/audio/translations (speech to English text). */
   translation?: boolean;
+  /** Embedding models that take token ids (`[1, 2, 3]`) as input: the ids are their tokenizer's. */
+  tokenInput?: boolean;
 }
 
 /**

@@ -151,6 +151,8 @@ export interface ChatModelAdapter {
 
 export interface EmbeddingRequest {
   input: string[];
+  /** Token ids per input instead of texts (`input` is then empty); only for adapters with `tokenInput`. */
+  tokens?: number[][];
   dimensions?: number;
 }
 
@@ -160,6 +162,8 @@ export interface EmbeddingResult {
 }
 
 export interface EmbeddingModelAdapter {
+  /** Whether the adapter can send token ids (`tokens`) upstream. */
+  readonly tokenInput?: boolean;
   doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult>;
 }
 
