@@ -38,3 +38,11 @@ async function cursorPosition(db: Knex, c: { table: string; workspaceId: string;
     .first(db.raw(`data->>'created_at_exact' as created_at_exact`));
   return deleted?.created_at_exact ?? null;
 }
+
+/**
+ * OpenAI's list object. An empty page names no ids: OpenAI's schema types `first_id` and `last_id` as
+ * strings, so they are empty strings then (never null).
+ */
+export function listObject<T extends { id: string }>(data: T[], hasMore: boolean) {
+  return { object: 'list' as const, data, first_id: data[0]?.id ?? '', last_id: data[data.length - 1]?.id ?? '', has_more: hasMore };
+}

@@ -207,7 +207,10 @@ export interface ImageVariationRequest {
 
 export interface ImageResult {
   images: GeneratedImage[];
-  usage?: TokenUsage;
+  /** `imageInputTokens`: the part of the input that was images (edits), when the provider says. */
+  usage?: TokenUsage & { imageInputTokens?: number };
+  /** The settings the provider reports it used (GPT Image resolves `auto` quality and size). */
+  reported?: { size?: string; quality?: string; background?: string; outputFormat?: string };
 }
 
 export interface ImageModelAdapter {
@@ -255,6 +258,8 @@ export interface TranscriptionSegment {
   start: number;
   end: number;
   text: string;
+  /** Whisper's decoding details of the segment, when the provider reports them. */
+  decoding?: { seek: number; tokens: number[]; temperature: number; avgLogprob: number; compressionRatio: number; noSpeechProb: number };
 }
 
 export interface TranscriptionResult {

@@ -15,6 +15,7 @@ import { readJsonBody } from '../http/body';
 import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
 import { isMultipart, readMultipart } from '../http/multipart';
 import { requireRole } from '../http/roles';
+import { listObject } from '../../domain/pagination';
 import { FILE_WRITER_ROLES } from '../files/create';
 import { createVideoJobFrom } from './create';
 import { openAIVideoObject, videoJobHeaders } from './object';
@@ -44,7 +45,7 @@ export function openAIVideoJobsRouter(deps: AppDeps): Router<GatewayState> {
     const page = await listVideoJobs(deps.db, ctx.state.auth.workspaceId, listQuery(ctx));
     if (!page) throw new InvalidRequestError(`Invalid 'after': no video '${ctx.query.after}' to page after.`, { param: 'after', code: 'invalid_value' });
     const data = page.jobs.map(openAIVideoObject);
-    ctx.body = { object: 'list', data, ...(data.length > 0 ? { first_id: data[0].id, last_id: data[data.length - 1].id } : {}), has_more: page.hasMore };
+    ctx.body = listObject(data, page.hasMore);
   });
 
   router.get('/videos/:videoId', async (ctx) => {

@@ -74,6 +74,7 @@ function audioHandler(endpoint: 'audio.transcriptions' | 'audio.translations', t
         granularities: params.timestamp_granularities as Array<'word' | 'segment'> | undefined,
         seconds,
         language: task === 'translate' ? 'english' : typeof params.language === 'string' ? params.language : undefined,
+        ...(typeof params.temperature === 'number' ? { temperature: params.temperature } : {}),
         task,
       });
       const response = formatted.kind === 'json'

@@ -15,6 +15,7 @@ import { InvalidRequestError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import type { ImageResult } from '../../providers/types';
 import { callContext, imageBytes, jsonResponse, readUpload, signedResultUrl, storeResult } from '../media';
+import { imagesUsage, responseFields } from './openai-fields';
 import { modelAdapter } from '../model-adapter';
 import type { CallEnv, CallOutcome, EndpointHandler } from '../types';
 
@@ -102,13 +103,10 @@ async function callImageModel(record: ModelRecord, body: ImageGenerationBody | I
 
   // Settled from what was produced: the images that came back, at the requested size and quality.
   const chargeMicro = imageCost(record, { ...params, n: result.images.length });
-  const response: Record<string, unknown> = { created: env.created, data };
-  if (record.family && ALWAYS_BASE64_FAMILIES.has(record.family)) {
-    for (const name of ['background', 'output_format', 'quality', 'size']) if (params[name] !== undefined) response[name] = params[name];
-  }
-  if (result.usage) {
-    response.usage = { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens, total_tokens: result.usage.inputTokens + result.usage.outputTokens };
-  }
+  // GPT Image's answers say what was rendered (as OpenAI's do); the DALL·E line's do not.
+  const echoes = record.family && ALWAYS_BASE64_FAMILIES.has(record.family);
+  const response: Record<string, unknown> = { created: env.created, data, ...(echoes ? responseFields(params, result.reported) : {}) };
+  if (result.usage) response.usage = imagesUsage(result.usage);
   response.credits_used = microToCredits(chargeMicro);
   return {
     response: await jsonResponse(env.storage, env.requestId, response, delivery === 'b64_json'),

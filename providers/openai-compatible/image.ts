@@ -57,9 +57,23 @@ export class OpenAICompatibleImageModel implements ImageModelAdapter {
     expectShape(provider, items.every(isImageItem), 'image items carry neither b64_json nor url');
     const format = typeof body.output_format === 'string' ? body.output_format : typeof params.output_format === 'string' ? params.output_format : undefined;
     const images = (items as JsonObject[]).map((item) => toGeneratedImage(item, format));
-    const usage = isObject(body.usage) ? { inputTokens: tokenCount(body.usage.input_tokens), outputTokens: tokenCount(body.usage.output_tokens) } : undefined;
-    return usage ? { images, usage } : { images };
+    const usage = isObject(body.usage) ? { inputTokens: tokenCount(body.usage.input_tokens), outputTokens: tokenCount(body.usage.output_tokens), ...imageInput(body.usage) } : undefined;
+    const reported = reportedSettings(body);
+    return { images, ...(usage ? { usage } : {}), ...(reported ? { reported } : {}) };
   }
+}
+
+function imageInput(usage: JsonObject): { imageInputTokens?: number } {
+  const details = isObject(usage.input_tokens_details) ? usage.input_tokens_details : {};
+  return typeof details.image_tokens === 'number' ? { imageInputTokens: tokenCount(details.image_tokens) } : {};
+}
+
+/** What GPT Image says it rendered (its `auto` quality and size resolved). */
+function reportedSettings(body: JsonObject): ImageResult['reported'] | undefined {
+  const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+  const reported = { size: text(body.size), quality: text(body.quality), background: text(body.background), outputFormat: text(body.output_format) };
+  const set = Object.fromEntries(Object.entries(reported).filter(([, value]) => value !== undefined));
+  return Object.keys(set).length > 0 ? set : undefined;
 }
 
 function appendFile(form: FormData, field: string, file: ImageInputFile): void {

@@ -54,5 +54,11 @@ function isSegment(value: unknown): value is JsonObject {
 }
 
 function toSegment(segment: JsonObject, position: number): TranscriptionSegment {
-  return { id: isFiniteNumber(segment.id) ? segment.id : position, start: segment.start as number, end: segment.end as number, text: segment.text as string };
+  const out: TranscriptionSegment = { id: isFiniteNumber(segment.id) ? segment.id : position, start: segment.start as number, end: segment.end as number, text: segment.text as string };
+  const numbers = ['seek', 'temperature', 'avg_logprob', 'compression_ratio', 'no_speech_prob'].map((name) => segment[name]);
+  if (numbers.every(isFiniteNumber) && Array.isArray(segment.tokens) && segment.tokens.every(isFiniteNumber)) {
+    const [seek, temperature, avgLogprob, compressionRatio, noSpeechProb] = numbers as number[];
+    out.decoding = { seek, tokens: segment.tokens as number[], temperature, avgLogprob, compressionRatio, noSpeechProb };
+  }
+  return out;
 }

@@ -1,37 +1,22 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { FakeUpstream } from '../../support/fake-upstream';
-import { startTestGateway, type Tenant, type TestGateway } from '../../support/gateway';
+import { useFakeOpenAIGateway } from '../../support/fake-openai-gateway';
 import { pngImage } from '../../support/media';
 import openaiCompletion from '../../providers/openai-compatible/fixtures/chat-completion.json';
 
 describe('POST /v1/completions and POST /v1/moderations', function () {
   this.timeout(120_000);
-  const fake = new FakeUpstream();
-  let gateway: TestGateway;
-  let tenant: Tenant;
-
-  before(async function () {
-    this.timeout(180_000);
-    await fake.start();
-    gateway = await startTestGateway({ env: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: 'o' } });
-    tenant = await gateway.newTenant({ credits: 100 });
-  });
-  after(async () => {
-    await gateway?.stop();
-    await fake.stop();
-  });
-  beforeEach(() => fake.reset());
+  const env = useFakeOpenAIGateway();
 
   async function post(path: string, body: unknown): Promise<{ status: number; json: any }> {
-    const res = await tenant.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await env.tenant.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, json: await res.json() };
   }
 
   describe('completions (served by chat models)', () => {
     it('answers a prompt as a text_completion through the official client, charged like the chat call', async () => {
-      const { data, response } = await tenant.client.completions.create({ model: 'sim-chat', prompt: 'Say something', max_tokens: 200 }).withResponse();
-      const chat = await tenant.client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'Say something' }], max_tokens: 200 });
+      const { data, response } = await env.tenant.client.completions.create({ model: 'sim-chat', prompt: 'Say something', max_tokens: 200 }).withResponse();
+      const chat = await env.tenant.client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'Say something' }], max_tokens: 200 });
       expect(data.object).to.equal('text_completion');
       expect(data.id).to.match(/^cmpl-/);
       expect(data.choices).to.deep.equal([{ text: chat.choices[0].message.content, index: 0, logprobs: null, finish_reason: 'stop' }]);
@@ -41,20 +26,20 @@ describe('POST /v1/completions and POST /v1/moderations', function () {
     });
 
     it('stops at OpenAI\'s default of 16 tokens when max_tokens is not set', async () => {
-      const data = await tenant.client.completions.create({ model: 'sim-chat', prompt: 'Tell me a long story about the sea' });
+      const data = await env.tenant.client.completions.create({ model: 'sim-chat', prompt: 'Tell me a long story about the sea' });
       expect(data.choices[0].finish_reason).to.equal('length');
       expect(data.usage!.completion_tokens).to.equal(16);
     });
 
     it('numbers the choices of several prompts prompt by prompt, and echoes the prompt when asked', async () => {
-      const data = await tenant.client.completions.create({ model: 'sim-chat', prompt: ['First', 'Second'], n: 2, max_tokens: 100, echo: true });
+      const data = await env.tenant.client.completions.create({ model: 'sim-chat', prompt: ['First', 'Second'], n: 2, max_tokens: 100, echo: true });
       expect(data.choices.map((c) => c.index)).to.deep.equal([0, 1, 2, 3]);
       expect(data.choices.map((c) => c.text.slice(0, c.text.indexOf('Simulated')))).to.deep.equal(['First', 'First', 'Second', 'Second']);
       expect(data.choices[0].text).to.not.equal(data.choices[1].text);
     });
 
     it('gives legacy logprobs: tokens, their log probabilities, the top alternatives and text offsets', async () => {
-      const data = await tenant.client.completions.create({ model: 'sim-chat', prompt: 'Hi', max_tokens: 100, logprobs: 2 });
+      const data = await env.tenant.client.completions.create({ model: 'sim-chat', prompt: 'Hi', max_tokens: 100, logprobs: 2 });
       const { text, logprobs } = data.choices[0];
       expect(logprobs!.tokens!.join('')).to.equal(text);
       expect(logprobs!.token_logprobs).to.have.length(logprobs!.tokens!.length);
@@ -63,10 +48,10 @@ describe('POST /v1/completions and POST /v1/moderations', function () {
     });
 
     it('sends the prompt to a real upstream as a chat message', async () => {
-      fake.on('POST /v1/chat/completions', { json: openaiCompletion });
-      const data = await tenant.client.completions.create({ model: 'gpt-4o', prompt: 'Hello', max_tokens: 5, temperature: 0.3 });
+      env.fake.on('POST /v1/chat/completions', { json: openaiCompletion });
+      const data = await env.tenant.client.completions.create({ model: 'gpt-4o', prompt: 'Hello', max_tokens: 5, temperature: 0.3 });
       expect(data.choices[0].text).to.equal('Hello! How can I assist you today?');
-      expect(fake.received('POST /v1/chat/completions')[0].json).to.deep.equal({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5, temperature: 0.3 });
+      expect(env.fake.received('POST /v1/chat/completions')[0].json).to.deep.equal({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5, temperature: 0.3 });
     });
 
     it('refuses what a chat model cannot do, by name', async () => {
@@ -83,7 +68,7 @@ describe('POST /v1/completions and POST /v1/moderations', function () {
 
   describe('moderations', () => {
     it('classifies texts with the simulated model in OpenAI\'s categories, each input its own result', async () => {
-      const { data, response } = await tenant.client.moderations.create({ model: 'sim-moderation', input: ['I will kill the lights', 'What a lovely day'] }).withResponse();
+      const { data, response } = await env.tenant.client.moderations.create({ model: 'sim-moderation', input: ['I will kill the lights', 'What a lovely day'] }).withResponse();
       expect(data.id).to.match(/^modr-/);
       expect(data.model).to.equal('sim-moderation');
       const [violent, calm] = data.results;
@@ -98,7 +83,7 @@ describe('POST /v1/completions and POST /v1/moderations', function () {
 
     it('judges an image given with text (a red picture reads as graphic violence)', async () => {
       const red = (await pngImage(16, 16, { r: 220, g: 10, b: 10, alpha: 1 })).toString('base64');
-      const data = await tenant.client.moderations.create({
+      const data = await env.tenant.client.moderations.create({
         model: 'sim-moderation',
         input: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${red}` } }],
       });
@@ -109,9 +94,9 @@ describe('POST /v1/completions and POST /v1/moderations', function () {
 
     it('uses OpenAI\'s omni-moderation-latest when no model is named, free of charge', async () => {
       const result = { flagged: false, categories: { hate: false }, category_scores: { hate: 0.0001 }, category_applied_input_types: { hate: ['text'] } };
-      fake.on('POST /v1/moderations', { json: { id: 'modr-upstream', model: 'omni-moderation-2024-09-26', results: [result] } });
-      const { data, response } = await tenant.client.moderations.create({ input: 'hello' }).withResponse();
-      expect(fake.received('POST /v1/moderations')[0].json).to.deep.equal({ model: 'omni-moderation-latest', input: ['hello'] });
+      env.fake.on('POST /v1/moderations', { json: { id: 'modr-upstream', model: 'omni-moderation-2024-09-26', results: [result] } });
+      const { data, response } = await env.tenant.client.moderations.create({ input: 'hello' }).withResponse();
+      expect(env.fake.received('POST /v1/moderations')[0].json).to.deep.equal({ model: 'omni-moderation-latest', input: ['hello'] });
       expect(data.model).to.equal('omni-moderation-latest');
       expect(data.results).to.deep.equal([result]);
       expect(response.headers.get('x-credits-used')).to.equal('0');
@@ -123,12 +108,12 @@ describe('POST /v1/completions and POST /v1/moderations', function () {
       expect(image.json.error).to.include({ param: 'input', code: 'image_not_supported_by_model' });
       expect((await post('/v1/moderations', { model: 'sim-chat', input: 'x' })).json.error.code).to.equal('model_modality_mismatch');
       try {
-        await tenant.client.moderations.create({ model: 'sim-moderation', input: [] as string[] });
+        await env.tenant.client.moderations.create({ model: 'sim-moderation', input: [] as string[] });
         expect.fail('empty input is refused');
       } catch (err) {
         expect(err).to.be.instanceOf(OpenAI.BadRequestError);
       }
-      expect(fake.requests).to.have.length(0);
+      expect(env.fake.requests).to.have.length(0);
     });
   });
 });
