@@ -183,5 +183,6 @@ describe('responses against OpenAI\'s component schemas', function () {
     expectValid('ErrorResponse', await post('/v1/chat/completions', { model: 'sim-chat' }));
     expectValid('ErrorResponse', await json('/v1/models/no-such-model'));
     expectValid('ErrorResponse', await (await fetch(`${env.gateway.url}/v1/models`)).json());
+    expectValid('ErrorResponse', await json('/v1/models', { method: 'DELETE' }));
   });
 });
