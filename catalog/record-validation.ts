@@ -46,6 +46,9 @@ function crossFieldProblems(record: ModelRecord): string[] {
   if (problems.length > 0) return problems;
 
   for (const [name, rule] of Object.entries(params)) problems.push(...ruleProblems(name, rule, params));
+  for (const name of Object.keys(record.ignoredParams ?? {})) {
+    if (params[name]) problems.push(`ignoredParams.${name}: the model takes '${name}'; list its values in allowedParams instead`);
+  }
 
   if (record.defaults) {
     try {

@@ -95,6 +95,12 @@ export interface ModelRecord {
   dimensions?: number;
   pricing: ModelPricing;
   allowedParams: AllowedParams;
+  /**
+   * Parameters a model cannot use but accepts (and does not send) with these values, because OpenAI
+   * accepts them for it and they change nothing (clients send them by default: LangChain's DALL-E wrapper
+   * sends `style` and `quality: "standard"` to every model). Any other value is refused as usual.
+   */
+  ignoredParams?: Record<string, Array<string | number>>;
   /** Defaults applied when the request omits them (e.g. `{"size":"1024x1024","response_format":"url"}`). */
   defaults?: Record<string, string | number | boolean>;
   description?: string;

@@ -70,6 +70,17 @@ describe('POST /v1/images/variations, POST /v1/audio/translations and OpenAI\'s 
     });
   });
 
+  describe('harmless client defaults', () => {
+    it('takes what LangChain\'s DALL-E wrapper sends to dall-e-2 (style, quality standard) and leaves it out upstream', async () => {
+      env.fake.on('POST /v1/images/generations', { json: { created: 1, data: [{ b64_json: (await pngImage(8, 8)).toString('base64') }] } });
+      await env.tenant.client.images.generate({ model: 'dall-e-2', prompt: 'a cat', n: 1, size: '256x256', response_format: 'url', style: 'vivid', quality: 'standard' });
+      expect(env.fake.received('POST /v1/images/generations')[0].json).to.deep.equal({ model: 'dall-e-2', prompt: 'a cat', n: 1, size: '256x256', response_format: 'b64_json' });
+      const hd = await env.tenant.fetch('/v1/images/generations', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'dall-e-2', prompt: 'a cat', quality: 'hd' }) });
+      expect(hd.status).to.equal(400);
+      expect(await errorOf(hd)).to.include({ param: 'quality', code: 'unsupported_parameter' });
+    });
+  });
+
   describe('audio translations', () => {
     it('turns speech into English text, as json and verbose_json', async () => {
       const { data, response } = await env.tenant.client.audio.translations.create({ model: 'sim-transcribe', file: await toFile(wav, 'talk.wav') }).withResponse();
