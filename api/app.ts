@@ -8,6 +8,7 @@ import type { AppDeps, GatewayState } from './http/context';
 import { errorMiddleware } from './http/errors';
 import { requestIdMiddleware } from './http/request-id';
 import { ipLimitMiddleware } from './http/ip-limit';
+import { corsMiddleware } from './http/cors';
 import { authMiddleware } from './http/auth';
 import { healthRouter } from './system/health';
 import { modelsRouter } from './models/routes';
@@ -32,6 +33,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   app.silent = true;
   app.use(requestIdMiddleware());
   app.use(errorMiddleware(deps.log));
+  app.use(corsMiddleware({ origins: deps.config.corsAllowedOrigins, prefix: '/v1' }));
 
   const health = healthRouter(deps);
   app.use(health.routes());
