@@ -37,7 +37,7 @@ export function formatTranscript(result: TranscriptionResult, opts: TranscriptOp
     case 'verbose_json': {
       const granularities = opts.granularities?.length ? opts.granularities : ['segment'];
       const segments = cues(result, seconds);
-      const body: Record<string, unknown> = { task: opts.task ?? 'transcribe', language: result.language ?? opts.language ?? 'en', duration: seconds, text };
+      const body: Record<string, unknown> = { task: opts.task ?? 'transcribe', language: languageName(result.language ?? opts.language ?? 'en'), duration: seconds, text };
       if (granularities.includes('segment')) body.segments = segments.map((s) => verboseSegment(s, opts.temperature ?? 0));
       if (granularities.includes('word')) body.words = words(segments);
       body.usage = { type: 'duration', seconds };
@@ -61,6 +61,21 @@ function verboseSegment(s: TranscriptionSegment, temperature: number) {
     id: s.id, seek: d.seek, start: s.start, end: s.end, text: s.text, tokens: d.tokens,
     temperature: d.temperature, avg_logprob: d.avgLogprob, compression_ratio: d.compressionRatio, no_speech_prob: d.noSpeechProb,
   };
+}
+
+/** Whisper's language names, which OpenAI's verbose answers carry (`english`, not `en`), for the common codes. */
+const LANGUAGE_NAMES: Record<string, string> = {
+  en: 'english', zh: 'chinese', de: 'german', es: 'spanish', ru: 'russian', ko: 'korean', fr: 'french', ja: 'japanese',
+  pt: 'portuguese', tr: 'turkish', pl: 'polish', ca: 'catalan', nl: 'dutch', ar: 'arabic', sv: 'swedish', it: 'italian',
+  id: 'indonesian', hi: 'hindi', fi: 'finnish', vi: 'vietnamese', he: 'hebrew', uk: 'ukrainian', el: 'greek', ms: 'malay',
+  cs: 'czech', ro: 'romanian', da: 'danish', hu: 'hungarian', ta: 'tamil', no: 'norwegian', th: 'thai', ur: 'urdu',
+  hr: 'croatian', bg: 'bulgarian', lt: 'lithuanian', la: 'latin', cy: 'welsh', sk: 'slovak', fa: 'persian', lv: 'latvian',
+  bn: 'bengali', sr: 'serbian', sl: 'slovenian', et: 'estonian', is: 'icelandic', af: 'afrikaans', sw: 'swahili',
+};
+
+/** A language as OpenAI's verbose answers name it: an ISO 639-1 code becomes Whisper's name; names stay. */
+export function languageName(language: string): string {
+  return LANGUAGE_NAMES[language.toLowerCase()] ?? language;
 }
 
 /** The result's segments, or one cue over the whole audio when the provider gave none. */

@@ -38,7 +38,8 @@ describe('formatTranscript', () => {
 
   it('verbose_json: segments by default; words interpolated within their segment when asked', () => {
     const plain = formatTranscript(result, { format: 'verbose_json', seconds: 4.5 }) as { body: Record<string, any> };
-    expect(plain.body).to.include({ task: 'transcribe', language: 'en', duration: 4.5, text: 'Hello there. General Kenobi.' });
+    // OpenAI's verbose answers name the language.
+    expect(plain.body).to.include({ task: 'transcribe', language: 'english', duration: 4.5, text: 'Hello there. General Kenobi.' });
     // OpenAI's segment fields; without the provider's decoding details, neutral values (seek at the start in 10 ms frames).
     const neutral = { tokens: [], temperature: 0, avg_logprob: 0, compression_ratio: 1, no_speech_prob: 0 };
     expect(plain.body.segments).to.deep.equal([
