@@ -6,23 +6,18 @@
 import { expect } from 'chai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { embedMany, experimental_generateSpeech as generateSpeech, experimental_transcribe as transcribe, generateImage } from 'ai';
-import { startTestGateway, type Tenant, type TestGateway } from '../../support/gateway';
+import { useGateway } from '../../support/suite-gateway';
 import { isPng, isWav } from '../../support/media';
 
 const SPOKEN = 'The simulated voice reads this sentence back';
 
 describe('the Vercel AI SDK (ai + @ai-sdk/openai) against the gateway', function () {
   this.timeout(120_000);
-  let gateway: TestGateway;
-  let tenant: Tenant;
+  const env = useGateway({ credits: 50 });
   let openai: ReturnType<typeof createOpenAI>;
-  before(async function () {
-    this.timeout(180_000);
-    gateway = await startTestGateway();
-    tenant = await gateway.newTenant({ credits: 50 });
-    openai = createOpenAI({ apiKey: tenant.key, baseURL: `${gateway.url}/v1` });
+  before(() => {
+    openai = createOpenAI({ apiKey: env.tenant.key, baseURL: `${env.gateway.url}/v1` });
   });
-  after(() => gateway?.stop());
 
   it('embedMany, with dimensions as a provider option', async () => {
     const { embeddings, usage } = await embedMany({
@@ -52,7 +47,7 @@ describe('the Vercel AI SDK (ai + @ai-sdk/openai) against the gateway', function
   });
 
   it('transcribe, with provider options (verbose segments with OpenAI\'s fields)', async () => {
-    const wav = Buffer.from(await (await tenant.client.audio.speech.create({ model: 'sim-tts', voice: 'alloy', input: SPOKEN, response_format: 'wav' })).arrayBuffer());
+    const wav = await env.speech(SPOKEN);
     const result = await transcribe({
       model: openai.transcription('sim-transcribe'), audio: wav, maxRetries: 0,
       providerOptions: { openai: { language: 'en', temperature: 0, timestampGranularities: ['segment'], prompt: 'a broadcast' } },

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
-import { useFakeOpenAIGateway } from '../../support/fake-openai-gateway';
+import { useFakeOpenAIGateway } from '../../support/suite-gateway';
 import { pngImage } from '../../support/media';
 import openaiCompletion from '../../providers/openai-compatible/fixtures/chat-completion.json';
 

@@ -7,31 +7,24 @@ import { expect } from 'chai';
 import { ChatOpenAI, DallEAPIWrapper, OpenAIEmbeddings } from '@langchain/openai';
 import { z } from 'zod';
 import { getBalance } from '../../../domain/ledger';
-import { startTestGateway, type Tenant, type TestGateway } from '../../support/gateway';
+import { useGateway } from '../../support/suite-gateway';
 import { bytesOf, isPng } from '../../support/media';
 
 describe('@langchain/openai against the gateway', function () {
   this.timeout(120_000);
-  let gateway: TestGateway;
-  let tenant: Tenant;
-  before(async function () {
-    this.timeout(180_000);
-    gateway = await startTestGateway();
-    tenant = await gateway.newTenant({ credits: 50 });
-  });
-  after(() => gateway?.stop());
+  const env = useGateway({ credits: 50 });
 
   const chat = (fields: Record<string, unknown> = {}) => new ChatOpenAI({
-    model: 'sim-chat', apiKey: tenant.key, maxRetries: 0, useResponsesApi: false, configuration: { baseURL: `${gateway.url}/v1` }, ...fields,
+    model: 'sim-chat', apiKey: env.tenant.key, maxRetries: 0, useResponsesApi: false, configuration: { baseURL: `${env.gateway.url}/v1` }, ...fields,
   });
 
   it('ChatOpenAI.invoke answers through chat completions, with token usage, and is charged', async () => {
-    const before = (await getBalance(gateway.runtime.db, tenant.workspaceId)).totalMicro;
+    const before = (await getBalance(env.gateway.runtime.db, env.tenant.workspaceId)).totalMicro;
     const message = await chat().invoke('Say hello to the gateway');
     expect(message.content).to.be.a('string').and.include('Say hello to the gateway');
     expect(message.usage_metadata!.input_tokens).to.be.greaterThan(0);
     expect(message.usage_metadata!.output_tokens).to.be.greaterThan(0);
-    expect((await getBalance(gateway.runtime.db, tenant.workspaceId)).totalMicro).to.be.lessThan(before);
+    expect((await getBalance(env.gateway.runtime.db, env.tenant.workspaceId)).totalMicro).to.be.lessThan(before);
   });
 
   it('ChatOpenAI.stream yields the answer in chunks that add up to the whole', async () => {
@@ -61,7 +54,7 @@ describe('@langchain/openai against the gateway', function () {
   });
 
   it('OpenAIEmbeddings embeds a query and documents, with dimensions', async () => {
-    const embeddings = new OpenAIEmbeddings({ model: 'sim-embed', apiKey: tenant.key, dimensions: 64, configuration: { baseURL: `${gateway.url}/v1` } });
+    const embeddings = new OpenAIEmbeddings({ model: 'sim-embed', apiKey: env.tenant.key, dimensions: 64, configuration: { baseURL: `${env.gateway.url}/v1` } });
     const query = await embeddings.embedQuery('a quiet lake');
     const docs = await embeddings.embedDocuments(['a quiet lake', 'a loud city']);
     expect(query).to.have.length(64);
@@ -70,7 +63,7 @@ describe('@langchain/openai against the gateway', function () {
   });
 
   it('the DALL-E wrapper works with its defaults (style and quality "standard" sent to every model)', async () => {
-    const dalle = new DallEAPIWrapper({ model: 'sim-image', apiKey: tenant.key, baseUrl: `${gateway.url}/v1`, size: '256x256' } as ConstructorParameters<typeof DallEAPIWrapper>[0]);
+    const dalle = new DallEAPIWrapper({ model: 'sim-image', apiKey: env.tenant.key, baseUrl: `${env.gateway.url}/v1`, size: '256x256' } as ConstructorParameters<typeof DallEAPIWrapper>[0]);
     const url = await dalle.invoke('a red kite over the sea');
     expect(url).to.be.a('string').and.match(/^http/);
     expect(isPng(await bytesOf(await fetch(url)))).to.equal(true);

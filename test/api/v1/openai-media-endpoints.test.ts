@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
-import { useFakeOpenAIGateway } from '../../support/fake-openai-gateway';
+import { useFakeOpenAIGateway } from '../../support/suite-gateway';
 import { bytesOf, isPng, pngImage } from '../../support/media';
 import { readBoxes } from '../../support/mp4-boxes';
 import { parseMultipart } from '../../providers/openai-compatible/multipart';

@@ -8,7 +8,7 @@ import Ajv from 'ajv';
 import { expect } from 'chai';
 import { toFile } from 'openai';
 import components from '../../schemas/openai/components.json';
-import { useFakeOpenAIGateway } from '../../support/fake-openai-gateway';
+import { useFakeOpenAIGateway } from '../../support/suite-gateway';
 import { pngImage } from '../../support/media';
 
 const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
