@@ -54,6 +54,22 @@ describe('POST /v1/completions and POST /v1/moderations', function () {
       expect(env.fake.received('POST /v1/chat/completions')[0].json).to.deep.equal({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5, temperature: 0.3 });
     });
 
+    it('replays an Idempotency-Key and falls back along the workspace\'s chain, as chat does', async () => {
+      const send = () => env.tenant.fetch('/v1/completions', {
+        method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'completion-once' },
+        body: JSON.stringify({ model: 'sim-chat', prompt: 'Once only', max_tokens: 20 }),
+      });
+      const first = await send();
+      const again = await send();
+      expect(again.headers.get('x-idempotent-replayed')).to.equal('true');
+      expect(await again.json()).to.deep.equal(await first.json());
+      const { setFallbackChain } = await import('../../../domain/workspaces');
+      await setFallbackChain(env.gateway.runtime.db, { workspaceId: env.tenant.workspaceId, sourceModel: 'sim-chat-fail-500', chain: ['sim-chat-mini'], actor: 'test', knownModel: async () => true });
+      const { response } = await env.tenant.client.completions.create({ model: 'sim-chat-fail-500', prompt: 'Fall back', max_tokens: 20 }).withResponse();
+      expect(response.headers.get('x-model-used')).to.equal('sim-chat-mini');
+      expect(response.headers.get('x-fallback-from')).to.equal('sim-chat-fail-500');
+    });
+
     it('refuses what a chat model cannot do, by name', async () => {
       expect((await post('/v1/completions', { model: 'sim-chat', prompt: 'a', suffix: 'b' })).json.error).to.include({ param: 'suffix', code: 'unsupported_parameter' });
       expect((await post('/v1/completions', { model: 'sim-chat', prompt: [1, 2, 3] })).json.error).to.include({ param: 'prompt', code: 'unsupported_value' });
