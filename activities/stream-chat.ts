@@ -11,7 +11,8 @@ import { activityInfo, Context, heartbeat } from '@temporalio/activity';
 import { chatCost } from '../catalog/pricing';
 import type { StreamRegistry } from './stream-registry';
 import { withFileContents } from '../endpoints/chat/handler';
-import { promptCharacters, toChatRequest } from '../endpoints/chat/request';
+import { choiceCount, promptCharacters, toChatRequest } from '../endpoints/chat/request';
+import { streamChoices } from '../endpoints/chat/choices';
 import { estimateTokens } from '../endpoints/chat/tokens';
 import { chatStreamFormat } from '../endpoints/stream-formats';
 import type { Endpoint } from '../endpoints/types';
@@ -103,7 +104,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
     try {
       const adapter = modelAdapter(deps.providers, record, 'chat');
       const request = toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record);
-      iterator = adapter.doStream(request, {
+      iterator = streamChoices(adapter, request, choiceCount(chatBody), {
         requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
       })[Symbol.asyncIterator]();
       first = await iterator.next();
@@ -124,6 +125,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
     let outputChars = 0;
     let usage: { inputTokens: number; outputTokens: number } | null = null;
     let finishReason: FinishReason | null = null;
+    let finishReasons: FinishReason[] | undefined;
     let ending: StreamEnding = 'completed';
     let error: string | undefined;
     // Every chunk: the SDK sends the latest at its throttle interval (the workers set it to a second).
@@ -133,6 +135,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
         const part = step.value;
         if (part.type === 'finish') {
           finishReason = part.finishReason;
+          finishReasons = part.finishReasons;
           if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
         } else {
           outputChars += part.type === 'text-delta' ? part.delta.length : part.argumentsDelta.length + (part.name?.length ?? 0);
@@ -165,7 +168,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
     report(progress);
     // The books first: a crash after the last byte then bills what was delivered.
     const settled = input.settlement ? await settleStream(deps, input.settlement, progress) : false;
-    if (ending === 'completed') await writer.finish({ finishReason: finishReason ?? 'stop', usage: billed, chargeMicro });
+    if (ending === 'completed') await writer.finish({ finishReason: finishReason ?? 'stop', finishReasons, usage: billed, chargeMicro });
     if (ending !== 'client_disconnected') writer.close();
     sink.end();
     return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error, settled };

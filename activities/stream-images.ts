@@ -1,8 +1,9 @@
 /**
  * The image call of a streamed image request. It runs on the task queue of the API process holding the
- * client's connection: the first time it runs it commits the 200 event stream, then it reports progress
- * (`image_generation.in_progress`, or `image_edit.in_progress`) as the call starts and every couple of
- * seconds while it runs, heartbeating alongside. The call itself is the ordinary model call (the same
+ * client's connection: the first time it runs it commits the 200 event stream, then it reports progress as
+ * SSE comments (`: image_generation in_progress model=... attempt=...`: OpenAI's stream has no progress
+ * event, and clients skip comments) as the call starts and every couple of seconds while it runs,
+ * heartbeating alongside. The call itself is the ordinary model call (the same
  * handler as the synchronous endpoint), so retries, fallback and settlement stay in the workflow and the
  * final event is written by the API from the workflow's settled result.
  */
@@ -36,14 +37,11 @@ export function createImageStreamActivities(deps: ActivityDeps & { streams: Stre
       }
       // Credits are held by now, so the status can be committed: later errors are stream events.
       sink.start({});
-      const event = `${imageEventPrefix(input.endpoint)}.in_progress`;
       const startedAt = Date.now();
       const { attempt } = activityInfo();
+      const fallback = input.fallbackFrom ? ` fallback_from=${input.fallbackFrom} fallback_depth=${input.fallbackDepth}` : '';
       const report = () => {
-        sink.send({
-          type: event, model: input.model, attempt, elapsed_ms: Date.now() - startedAt,
-          ...(input.fallbackFrom ? { fallback_from: input.fallbackFrom, fallback_depth: input.fallbackDepth } : {}),
-        }, event);
+        sink.comment(`${imageEventPrefix(input.endpoint)} in_progress model=${input.model} attempt=${attempt} elapsed_ms=${Date.now() - startedAt}${fallback}`);
         heartbeat();
       };
       report();

@@ -62,6 +62,13 @@ export class StreamSink {
     return true;
   }
 
+  /** Writes an SSE comment line (clients ignore it; it keeps proxies from closing an idle stream). */
+  comment(text: string): boolean {
+    if (this.closedByClient || this.res.writableEnded) return false;
+    this.res.write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
+    return true;
+  }
+
   end(): void {
     if (!this.res.writableEnded) this.res.end();
   }

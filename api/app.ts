@@ -10,6 +10,7 @@ import type { AppDeps, GatewayState } from './http/context';
 import { errorMiddleware } from './http/errors';
 import { requestIdMiddleware } from './http/request-id';
 import { ipLimitMiddleware } from './http/ip-limit';
+import { corsMiddleware } from './http/cors';
 import { authMiddleware, keyKindGuard } from './http/auth';
 import { accountsRouter } from './accounts/routes';
 import { playgroundRouter } from './playground/routes';
@@ -34,12 +35,16 @@ import { videoGenerationsRouter, videoJobsRouter } from './videos/routes';
 import { codecRouter } from './codec/routes';
 import { responsesRouter, storedResponsesRouter } from './responses/routes';
 import { requestsRouter } from './requests/routes';
+import { openAIVideoCreateRouter, openAIVideoJobsRouter } from './videos/openai-videos';
+import { completionsRouter } from './completions/routes';
+import { moderationsRouter } from './moderations/routes';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
   app.silent = true;
   app.use(requestIdMiddleware());
   app.use(errorMiddleware(deps.log));
+  app.use(corsMiddleware({ origins: deps.config.corsAllowedOrigins, prefix: '/v1' }));
 
   const health = healthRouter(deps);
   app.use(health.routes());
@@ -89,8 +94,11 @@ export function v1Routers(deps: AppDeps): { resources: Router<GatewayState>[]; m
   return {
     resources: [
       modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), requestsRouter(deps),
-      storedResponsesRouter(deps), billingRouter(deps), budgetAlertsRouter(deps),
+      storedResponsesRouter(deps), openAIVideoJobsRouter(deps), billingRouter(deps), budgetAlertsRouter(deps),
     ],
-    modelEndpoints: [chatRouter(deps), responsesRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)],
+    modelEndpoints: [
+      chatRouter(deps), responsesRouter(deps), completionsRouter(deps), embeddingsRouter(deps), moderationsRouter(deps), imagesRouter(deps),
+      audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps), openAIVideoCreateRouter(deps),
+    ],
   };
 }

@@ -30,7 +30,7 @@ export function validateModelParams(
 ): Record<string, unknown> {
   const checked: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(params)) {
-    if (value === undefined) continue;
+    if (value === undefined || isIgnored(record, name, value)) continue;
     const rule = ruleFor(record, name);
     if (!rule) {
       throw new InvalidRequestError(
@@ -56,6 +56,12 @@ export function allowedValues(record: ModelRecord, name: string): Array<string |
   const rule = ruleFor(record, name);
   if (!rule) return undefined;
   return Array.isArray(rule) ? rule : rule.values;
+}
+
+/** A harmless value of a parameter the model cannot use (the record's `ignoredParams`): accepted, not sent. */
+function isIgnored(record: ModelRecord, name: string, value: unknown): boolean {
+  const values = record.ignoredParams?.[name];
+  return values !== undefined && (typeof value === 'string' || typeof value === 'number') && values.includes(value);
 }
 
 function ruleFor(record: ModelRecord, name: string): ParamRule | undefined {

@@ -46,6 +46,9 @@ function crossFieldProblems(record: ModelRecord): string[] {
   if (problems.length > 0) return problems;
 
   for (const [name, rule] of Object.entries(params)) problems.push(...ruleProblems(name, rule, params));
+  for (const name of Object.keys(record.ignoredParams ?? {})) {
+    if (params[name]) problems.push(`ignoredParams.${name}: the model takes '${name}'; list its values in allowedParams instead`);
+  }
 
   if (record.defaults) {
     try {
@@ -60,6 +63,9 @@ function crossFieldProblems(record: ModelRecord): string[] {
   }
   if (capabilities.imageEdit && record.modality !== 'image') problems.push('imageEdit applies to image models only');
   if (capabilities.imageToVideo && record.modality !== 'video') problems.push('imageToVideo applies to video models only');
+  if (capabilities.imageVariation && record.modality !== 'image') problems.push('imageVariation applies to image models only');
+  if (capabilities.translation && record.modality !== 'transcription') problems.push('translation applies to transcription models only');
+  if (capabilities.tokenInput && record.modality !== 'embedding') problems.push('tokenInput applies to embedding models only');
 
   switch (record.modality) {
     case 'chat': problems.push(...chatProblems(record)); break;

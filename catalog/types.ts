@@ -4,7 +4,7 @@
  * seeded into Postgres (`models` table); operators add or override records without a code change.
  */
 
-export const MODALITIES = ['chat', 'embedding', 'image', 'speech', 'transcription', 'video', 'music'] as const;
+export const MODALITIES = ['chat', 'embedding', 'image', 'speech', 'transcription', 'video', 'music', 'moderation'] as const;
 export type Modality = (typeof MODALITIES)[number];
 
 export interface ModelCapabilities {
@@ -15,8 +15,14 @@ export interface ModelCapabilities {
   audioInput?: boolean;
   /** Image models that also serve /v1/images/edits. */
   imageEdit?: boolean;
+  /** Image models that also serve /v1/images/variations. */
+  imageVariation?: boolean;
   /** Video models that take a reference image. */
   imageToVideo?: boolean;
+  /** Transcription models that also serve /v1/audio/translations (speech to English text). */
+  translation?: boolean;
+  /** Embedding models that take token ids (`[1, 2, 3]`) as input: the ids are their tokenizer's. */
+  tokenInput?: boolean;
 }
 
 /**
@@ -24,7 +30,7 @@ export interface ModelCapabilities {
  * micro-credits when loaded).
  */
 export interface ModelPricing {
-  /** Token-priced models (chat, embedding, some image and transcription models). */
+  /** Token-priced models (chat, embedding, moderation, some image and transcription models). */
   inputPerMTok?: number;
   outputPerMTok?: number;
   /**
@@ -89,6 +95,12 @@ export interface ModelRecord {
   dimensions?: number;
   pricing: ModelPricing;
   allowedParams: AllowedParams;
+  /**
+   * Parameters a model cannot use but accepts (and does not send) with these values, because OpenAI
+   * accepts them for it and they change nothing (clients send them by default: LangChain's DALL-E wrapper
+   * sends `style` and `quality: "standard"` to every model). Any other value is refused as usual.
+   */
+  ignoredParams?: Record<string, Array<string | number>>;
   /** Defaults applied when the request omits them (e.g. `{"size":"1024x1024","response_format":"url"}`). */
   defaults?: Record<string, string | number | boolean>;
   description?: string;

@@ -34,6 +34,11 @@ export interface GatewayConfig {
   devWorkspaceCredits: number;
   /** Trust X-Forwarded-For (behind a proxy) for the per-IP safety net. */
   trustProxy: boolean;
+  /**
+   * Browser origins allowed to call `/v1` (CORS), from `CORS_ALLOWED_ORIGINS` (comma-separated exact
+   * origins, or `*` for any); empty (the default): CORS is off.
+   */
+  corsAllowedOrigins: string[];
   /** SMTP server for budget alert e-mails (`smtp://host:port`, `smtps://user:pass@host`); absent: none. */
   smtpUrl?: string;
   /** The From address of budget alert e-mails. */
@@ -105,6 +110,7 @@ const schema = {
     MAX_UPLOAD_BYTES: { type: 'string', pattern: '^[0-9]+$' },
     DEV_WORKSPACE_CREDITS: { type: 'string', pattern: '^[0-9]+$' },
     TRUST_PROXY: { enum: ['true', 'false', '1', '0'] },
+    CORS_ALLOWED_ORIGINS: { type: 'string', pattern: '^\\s*(\\*|https?://[^\\s,]+)(\\s*,\\s*(\\*|https?://[^\\s,]+))*\\s*$' },
     SMTP_URL: { type: 'string', pattern: '^smtps?://[^\\s]+$' },
     ALLOW_PRIVATE_WEBHOOKS: { enum: ['true', 'false', '1', '0'] },
     ALERT_DELIVERY_GIVE_UP_SECONDS: { type: 'string', pattern: '^[1-9][0-9]*$' },
@@ -176,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     maxUploadBytes: Number(present.MAX_UPLOAD_BYTES ?? 100 * 1024 * 1024),
     devWorkspaceCredits: Number(present.DEV_WORKSPACE_CREDITS ?? 1000),
     trustProxy: bool(present.TRUST_PROXY, false),
+    corsAllowedOrigins: (present.CORS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
     smtpUrl: present.SMTP_URL,
     allowPrivateWebhooks: bool(present.ALLOW_PRIVATE_WEBHOOKS, false),
     alertDeliveryGiveUpMs: Number(present.ALERT_DELIVERY_GIVE_UP_SECONDS ?? 24 * 3600) * 1000,

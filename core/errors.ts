@@ -93,6 +93,16 @@ export class NotFoundError extends GatewayError {
   readonly type = 'not_found_error' as const;
 }
 
+/** 405 (501 for a method the server does not know): the path exists, but not for this method. */
+export class MethodNotAllowedError extends GatewayError {
+  readonly status: 405 | 501;
+  readonly type = 'invalid_request_error' as const;
+  constructor(message: string, opts: { allow?: string; status?: 405 | 501 } = {}) {
+    super(message, { code: 'method_not_allowed', headers: opts.allow ? { allow: opts.allow } : {} });
+    this.status = opts.status ?? 405;
+  }
+}
+
 /** 409 or 422: the request conflicts with earlier state (an idempotency key reused with another body). */
 export class ConflictError extends GatewayError {
   readonly type = 'conflict_error' as const;

@@ -7,6 +7,7 @@
 import type { Knex } from 'knex';
 import type { ObjectStorage } from '../infra/storage';
 import { audit } from './audit';
+import { exactCreatedAt, keysetPage } from './pagination';
 import { NotFoundError, PayloadTooLargeError } from '../core/errors';
 
 export const FILE_PURPOSES = ['assistants', 'vision', 'user_data', 'batch'] as const;
@@ -159,30 +160,13 @@ export interface FilePage {
   hasMore: boolean;
 }
 
-/**
- * One page, ordered by (created_at, id). The cursor file may have been deleted since the previous page:
- * its creation time is then read from the audit log, so paging carries on where it was.
- */
+/** One page (see domain/pagination.ts: a deleted cursor file keeps its place). */
 export async function listFiles(db: Knex, workspaceId: string, query: ListFilesQuery): Promise<FilePage | { unknownCursor: true }> {
   const q = db('files').where({ workspace_id: workspaceId });
   if (query.purpose) q.andWhere({ purpose: query.purpose });
-  if (query.after) {
-    const cursor = await cursorPosition(db, workspaceId, query.after);
-    if (!cursor) return { unknownCursor: true };
-    const op = query.order === 'desc' ? '<' : '>';
-    q.andWhereRaw(`(created_at, id) ${op} (?::timestamptz, ?)`, [cursor.createdAt, query.after]);
-  }
-  const rows = await q.orderBy([{ column: 'created_at', order: query.order }, { column: 'id', order: query.order }]).limit(query.limit + 1);
-  return { files: rows.slice(0, query.limit).map(toRecord), hasMore: rows.length > query.limit };
-}
-
-async function cursorPosition(db: Knex, workspaceId: string, fileId: string): Promise<{ createdAt: string } | null> {
-  const live = await db('files').where({ id: fileId, workspace_id: workspaceId }).first(db.raw(`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at`));
-  if (live) return { createdAt: live.created_at };
-  const deleted = await db('audit_log')
-    .where({ workspace_id: workspaceId, action: 'file.delete', subject_type: 'file', subject_id: fileId })
-    .first(db.raw(`data->>'created_at_exact' as created_at`));
-  return deleted?.created_at ? { createdAt: deleted.created_at } : null;
+  const page = await keysetPage<Record<string, any>>(db, q, query, { table: 'files', workspaceId, deletedAction: 'file.delete' });
+  if (!page) return { unknownCursor: true };
+  return { files: page.rows.map(toRecord), hasMore: page.hasMore };
 }
 
 /**
@@ -191,8 +175,7 @@ async function cursorPosition(db: Knex, workspaceId: string, fileId: string): Pr
  */
 export async function deleteFile(db: Knex, storage: ObjectStorage, opts: { workspaceId: string; fileId: string; actor: string }): Promise<void> {
   await db.transaction(async (trx) => {
-    const row = await trx('files').where({ id: opts.fileId, workspace_id: opts.workspaceId }).forUpdate()
-      .first('*', trx.raw(`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at_exact`));
+    const row = await trx('files').where({ id: opts.fileId, workspace_id: opts.workspaceId }).forUpdate().first('*', exactCreatedAt(trx));
     if (!row) throw fileNotFound(opts.fileId);
     const file = toRecord(row);
     await storage.delete(file.storageKey);

@@ -6,7 +6,10 @@
  * finished job uncharged.
  */
 import type { Knex } from 'knex';
+import type { ObjectStorage } from '../infra/storage';
 import type { SimulationDirective } from '../providers/types';
+import { audit } from './audit';
+import { exactCreatedAt, keysetPage, type PageQuery } from './pagination';
 import { failRequest, settleRequest, type UsageRecord } from './request-accounting';
 
 export type VideoJobStatus = 'queued' | 'processing' | 'succeeded' | 'failed';
@@ -22,6 +25,11 @@ export interface VideoJobSpec {
   chain: string[];
   allowedModels: string[] | null;
   simulate?: SimulationDirective;
+  /**
+   * What the job makes, with the requested model's defaults filled in: the size as `WxH` and the length in
+   * seconds (OpenAI's video object reports both). Absent on jobs created before it was kept.
+   */
+  output?: { size: string; seconds: number };
 }
 
 export interface StoredVideo {
@@ -130,5 +138,31 @@ export async function failVideoJob(db: Knex, opts: { jobId: string; reservationI
     await trx('video_jobs').where({ id: opts.jobId }).whereIn('status', OPEN).update({
       status: 'failed', error: JSON.stringify(opts.error), credits_micro: 0, updated_at: trx.fn.now(), completed_at: trx.fn.now(),
     });
+  });
+}
+
+/** One page of the workspace's jobs; null when the cursor names no job (live or deleted). */
+export async function listVideoJobs(db: Knex, workspaceId: string, page: PageQuery): Promise<{ jobs: VideoJob[]; hasMore: boolean } | null> {
+  const found = await keysetPage<Record<string, any>>(db, db('video_jobs').where({ workspace_id: workspaceId }), page, { table: 'video_jobs', workspaceId, deletedAction: 'video.delete' });
+  return found && { jobs: found.rows.map(toJob), hasMore: found.hasMore };
+}
+
+/**
+ * Deletes a finished job and its stored videos (and reference image); the audit log keeps the record.
+ * A job still running is left as it is (`open`); another workspace's or an unknown one is `missing`.
+ */
+export async function deleteFinishedVideoJob(db: Knex, storage: ObjectStorage, opts: { workspaceId: string; jobId: string; actor: string }): Promise<'deleted' | 'open' | 'missing'> {
+  return db.transaction(async (trx) => {
+    const row = await trx('video_jobs').where({ id: opts.jobId, workspace_id: opts.workspaceId }).forUpdate().first('*', exactCreatedAt(trx));
+    if (!row) return 'missing';
+    const job = toJob(row);
+    if (OPEN.includes(job.status)) return 'open';
+    for (const key of [...job.videos.map((v) => v.storageKey), ...(job.spec.image ? [job.spec.image.storageKey] : [])]) await storage.delete(key);
+    await trx('video_jobs').where({ id: job.id }).delete();
+    await audit(trx, {
+      workspaceId: opts.workspaceId, actor: opts.actor, action: 'video.delete', subjectType: 'video_job', subjectId: job.id,
+      data: { model: job.model, model_used: job.modelUsed, status: job.status, credits_micro: job.creditsMicro, created_at_exact: row.created_at_exact },
+    });
+    return 'deleted';
   });
 }

@@ -1,22 +1,28 @@
 /** The endpoint handlers the request workflow can run, by endpoint. */
 import { chatHandler } from './chat/handler';
 import { responsesHandler } from './responses/handler';
+import { completionsHandler } from './completions/handler';
 import { embeddingsHandler } from './embeddings/handler';
-import { imageEditsHandler, imageGenerationsHandler } from './images/handler';
+import { imageEditsHandler, imageGenerationsHandler, imageVariationsHandler } from './images/handler';
 import { musicHandler } from './music/handler';
+import { moderationsHandler } from './moderations/handler';
 import { speechHandler } from './audio/speech';
-import { transcriptionHandler } from './audio/transcription';
+import { transcriptionHandler, translationHandler } from './audio/transcription';
 import type { Endpoint, EndpointHandler } from './types';
 
 const HANDLERS: Partial<Record<Endpoint, EndpointHandler>> = {
   'chat.completions': chatHandler,
   responses: responsesHandler,
+  completions: completionsHandler,
   embeddings: embeddingsHandler,
   'images.generations': imageGenerationsHandler,
   'images.edits': imageEditsHandler,
+  'images.variations': imageVariationsHandler,
   'audio.speech': speechHandler,
   'audio.transcriptions': transcriptionHandler,
+  'audio.translations': translationHandler,
   'music.generations': musicHandler,
+  moderations: moderationsHandler,
 };
 
 export function handlerFor(endpoint: Endpoint): EndpointHandler {

@@ -4,7 +4,7 @@ import { UpstreamError } from '../core/errors';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Provider } from '../providers/types';
 
-export type AdapterModality = 'chat' | 'embedding' | 'image' | 'speech' | 'transcription' | 'video' | 'music';
+export type AdapterModality = 'chat' | 'embedding' | 'image' | 'speech' | 'transcription' | 'video' | 'music' | 'moderation';
 export type AdapterOf<M extends AdapterModality> = ReturnType<NonNullable<Provider[M]>>;
 
 export function modelAdapter<M extends AdapterModality>(providers: Pick<ProviderRegistry, 'get'>, record: ModelRecord, modality: M): AdapterOf<M> {

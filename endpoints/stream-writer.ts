@@ -25,8 +25,11 @@ export interface ChatStreamWriter {
   /** The first events, once the 200 is committed. */
   open(): void;
   part(part: Exclude<ChatStreamPart, { type: 'finish' }>): void;
-  /** The answer is complete: its closing events, with the usage it is billed on and the charge. Never throws. */
-  finish(end: { finishReason: FinishReason; usage: TokenUsage; chargeMicro: number }): Promise<void>;
+  /**
+   * The answer is complete: its closing events, with the usage it is billed on and the charge. Never throws.
+   * `finishReasons`: every choice's reason by index when the request asked for several choices.
+   */
+  finish(end: { finishReason: FinishReason; finishReasons?: FinishReason[]; usage: TokenUsage; chargeMicro: number }): Promise<void>;
   /** The upstream broke after the first byte. */
   fail(error: GatewayError): void;
   /** The very last bytes of a stream that was not cut off by the client. */

@@ -13,12 +13,16 @@ import type { SimulationDirective } from '../providers/types';
 export type Endpoint =
   | 'chat.completions'
   | 'responses'
+  | 'completions'
   | 'embeddings'
   | 'images.generations'
   | 'images.edits'
   | 'audio.speech'
   | 'audio.transcriptions'
-  | 'music.generations';
+  | 'music.generations'
+  | 'moderations'
+  | 'images.variations'
+  | 'audio.translations';
 
 export interface CallEnv {
   requestId: string;

@@ -32,13 +32,14 @@ const isReasoningModel = (model: string) => /^(o\d|gpt-5)/.test(model);
 
 export const PROVIDER_HOSTS: HostEntry[] = [
   { id: 'openai', family: 'openai-compatible', envPrefix: 'OPENAI', defaultBaseUrl: 'https://api.openai.com/v1',
-    extra: { useMaxCompletionTokens: isReasoningModel, plainJsonTranscription: (m) => m.startsWith('gpt-4o') } },
+    extra: { useMaxCompletionTokens: isReasoningModel, plainJsonTranscription: (m) => m.startsWith('gpt-4o'), nativeChoices: true } },
+  // Groq, DeepSeek and OpenRouter take only n = 1: the gateway makes one call per choice there.
   { id: 'groq', family: 'openai-compatible', envPrefix: 'GROQ', defaultBaseUrl: 'https://api.groq.com/openai/v1' },
-  { id: 'together', family: 'openai-compatible', envPrefix: 'TOGETHER', defaultBaseUrl: 'https://api.together.xyz/v1' },
-  { id: 'fireworks', family: 'openai-compatible', envPrefix: 'FIREWORKS', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1' },
+  { id: 'together', family: 'openai-compatible', envPrefix: 'TOGETHER', defaultBaseUrl: 'https://api.together.xyz/v1', extra: { nativeChoices: true } },
+  { id: 'fireworks', family: 'openai-compatible', envPrefix: 'FIREWORKS', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1', extra: { nativeChoices: true } },
   { id: 'deepseek', family: 'openai-compatible', envPrefix: 'DEEPSEEK', defaultBaseUrl: 'https://api.deepseek.com/v1' },
-  { id: 'mistral', family: 'openai-compatible', envPrefix: 'MISTRAL', defaultBaseUrl: 'https://api.mistral.ai/v1' },
-  { id: 'xai', family: 'openai-compatible', envPrefix: 'XAI', defaultBaseUrl: 'https://api.x.ai/v1' },
+  { id: 'mistral', family: 'openai-compatible', envPrefix: 'MISTRAL', defaultBaseUrl: 'https://api.mistral.ai/v1', extra: { nativeChoices: true } },
+  { id: 'xai', family: 'openai-compatible', envPrefix: 'XAI', defaultBaseUrl: 'https://api.x.ai/v1', extra: { nativeChoices: true } },
   { id: 'openrouter', family: 'openai-compatible', envPrefix: 'OPENROUTER', defaultBaseUrl: 'https://openrouter.ai/api/v1' },
   { id: 'anthropic', family: 'anthropic', envPrefix: 'ANTHROPIC', defaultBaseUrl: 'https://api.anthropic.com' },
   { id: 'google', family: 'google', envPrefix: 'GOOGLE', defaultBaseUrl: 'https://generativelanguage.googleapis.com' },

@@ -70,8 +70,26 @@ export type ChatResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string } };
 
+/** OpenAI's per-token log probabilities (our canonical shape, since OpenAI's is the public wire format). */
+export interface ChatTokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top_logprobs: Array<{ token: string; logprob: number; bytes: number[] | null }>;
+}
+
+export interface ChatLogprobs {
+  content: ChatTokenLogprob[] | null;
+  refusal?: ChatTokenLogprob[] | null;
+}
+
 export interface ChatRequest {
   messages: ChatMessage[];
+  /**
+   * Choices to generate. Only sent to adapters whose `nativeChoices` is true; for the others the caller
+   * makes `n` calls (and gets one choice from each).
+   */
+  n?: number;
   tools?: ChatTool[];
   toolChoice?: ChatToolChoice;
   parallelToolCalls?: boolean;
@@ -84,25 +102,48 @@ export interface ChatRequest {
   presencePenalty?: number;
   frequencyPenalty?: number;
   user?: string;
+  logprobs?: boolean;
+  /** Alternatives per token (0..20), with `logprobs`. */
+  topLogprobs?: number;
+  /** Token id (as a string) -> bias from -100 to 100. */
+  logitBias?: Record<string, number>;
+  /** OpenAI's names (`none`, `minimal`, `low`, `medium`, `high`); each family maps them onto its own setting. */
+  reasoningEffort?: string;
+  verbosity?: string;
 }
 
-export interface ChatResult {
+/** One answer of a chat call. */
+export interface ChatChoice {
   /** Text of the answer, null when the model only called tools. */
   content: string | null;
   toolCalls: ChatToolCall[];
   finishReason: FinishReason;
+  /** Present when the request asked for `logprobs`. */
+  logprobs?: ChatLogprobs;
+}
+
+export interface ChatResult extends ChatChoice {
+  /** For the whole call (every choice). */
   usage: TokenUsage;
   /** The provider's response id, for support. */
   upstreamId?: string;
+  /** Choices 1..n-1 of a request for `n` > 1 (the result itself is choice 0). */
+  moreChoices?: ChatChoice[];
 }
 
-/** Parts of a streamed answer, in order. Exactly one `finish` part ends a successful stream. */
+/**
+ * Parts of a streamed answer, in order. Exactly one `finish` part ends a successful stream. `choice` is the
+ * choice index (absent: 0) when the request asked for `n` > 1.
+ */
 export type ChatStreamPart =
-  | { type: 'text-delta'; delta: string }
-  | { type: 'tool-call-delta'; index: number; id?: string; name?: string; argumentsDelta: string }
-  | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage };
+  | { type: 'text-delta'; delta: string; choice?: number; logprobs?: ChatTokenLogprob[] }
+  | { type: 'tool-call-delta'; index: number; id?: string; name?: string; argumentsDelta: string; choice?: number }
+  /** `finishReasons`: every choice's reason by index, when there were several (`finishReason` is choice 0's). */
+  | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage; finishReasons?: FinishReason[] };
 
 export interface ChatModelAdapter {
+  /** Whether one call answers `n` choices; otherwise the gateway makes one call per choice. */
+  readonly nativeChoices?: boolean;
   doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult>;
   /** Errors before the first part are thrown from the first `next()`; later ones end the iteration. */
   doStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatStreamPart>;
@@ -112,6 +153,8 @@ export interface ChatModelAdapter {
 
 export interface EmbeddingRequest {
   input: string[];
+  /** Token ids per input instead of texts (`input` is then empty); only for adapters with `tokenInput`. */
+  tokens?: number[][];
   dimensions?: number;
 }
 
@@ -121,6 +164,8 @@ export interface EmbeddingResult {
 }
 
 export interface EmbeddingModelAdapter {
+  /** Whether the adapter can send token ids (`tokens`) upstream. */
+  readonly tokenInput?: boolean;
   doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult>;
 }
 
@@ -154,14 +199,26 @@ export interface ImageEditRequest extends ImageGenerateRequest {
   mask?: ImageInputFile;
 }
 
+/** `/images/variations`: new images like the input one, no prompt. */
+export interface ImageVariationRequest {
+  image: ImageInputFile;
+  n: number;
+  size?: string;
+  params: Record<string, unknown>;
+}
+
 export interface ImageResult {
   images: GeneratedImage[];
-  usage?: TokenUsage;
+  /** `imageInputTokens`: the part of the input that was images (edits), when the provider says. */
+  usage?: TokenUsage & { imageInputTokens?: number };
+  /** The settings the provider reports it used (GPT Image resolves `auto` quality and size). */
+  reported?: { size?: string; quality?: string; background?: string; outputFormat?: string };
 }
 
 export interface ImageModelAdapter {
   doGenerate(req: ImageGenerateRequest, ctx: CallContext): Promise<ImageResult>;
   doEdit?(req: ImageEditRequest, ctx: CallContext): Promise<ImageResult>;
+  doVary?(req: ImageVariationRequest, ctx: CallContext): Promise<ImageResult>;
 }
 
 // ---------------------------------------------------------------- speech
@@ -203,6 +260,8 @@ export interface TranscriptionSegment {
   start: number;
   end: number;
   text: string;
+  /** Whisper's decoding details of the segment, when the provider reports them. */
+  decoding?: { seek: number; tokens: number[]; temperature: number; avgLogprob: number; compressionRatio: number; noSpeechProb: number };
 }
 
 export interface TranscriptionResult {
@@ -212,8 +271,12 @@ export interface TranscriptionResult {
   segments: TranscriptionSegment[];
 }
 
+/** Speech in any language to English text (`/audio/translations`). */
+export type TranslationRequest = Omit<TranscriptionRequest, 'language'>;
+
 export interface TranscriptionModelAdapter {
   doTranscribe(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult>;
+  doTranslate?(req: TranslationRequest, ctx: CallContext): Promise<TranscriptionResult>;
 }
 
 // ---------------------------------------------------------------- video (long-running)
@@ -259,6 +322,29 @@ export interface MusicModelAdapter {
   doGenerate(req: MusicRequest, ctx: CallContext): Promise<MusicResult>;
 }
 
+// ---------------------------------------------------------------- moderation
+
+/** One part of a multimodal moderation input (OpenAI's shape). */
+export type ModerationPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+export interface ModerationRequest {
+  /** Each entry is one input to classify: a text, or parts (text and images) classified together. */
+  inputs: Array<string | ModerationPart[]>;
+}
+
+/** OpenAI's result shape, one per input: categories by OpenAI's names (`hate/threatening`, ...). */
+export interface ModerationResult {
+  flagged: boolean;
+  categories: Record<string, boolean>;
+  category_scores: Record<string, number>;
+  /** Which kinds of input (`text`, `image`) each category was judged on. */
+  category_applied_input_types?: Record<string, string[]>;
+}
+
+export interface ModerationModelAdapter {
+  doModerate(req: ModerationRequest, ctx: CallContext): Promise<{ results: ModerationResult[] }>;
+}
+
 // ---------------------------------------------------------------- provider
 
 /**
@@ -277,6 +363,7 @@ export interface Provider {
   transcription?(upstreamModel: string): TranscriptionModelAdapter;
   video?(upstreamModel: string): VideoModelAdapter;
   music?(upstreamModel: string): MusicModelAdapter;
+  moderation?(upstreamModel: string): ModerationModelAdapter;
 }
 
 /** What a wire family's factory receives for one configured host. */

@@ -4,11 +4,12 @@
  * streaming in several deltas. Usage follows the ~4 characters per token rule.
  */
 import type {
-  CallContext, ChatContentPart, ChatMessage, ChatModelAdapter, ChatRequest, ChatResult, ChatStreamPart, ChatTool, ChatToolCall, FinishReason,
+  CallContext, ChatContentPart, ChatLogprobs, ChatMessage, ChatModelAdapter, ChatRequest, ChatResult, ChatStreamPart, ChatTool, ChatToolCall, FinishReason,
 } from '../providers/types';
 import { activeFailure, enact, malformedAnswer, malformedStreamEvent, ModelVariant, parseModelVariant, pause, rejectRequest } from './behaviour';
 import { probeAudio } from './media/audio-probe';
 import { sniffImageSize } from './media/image';
+import { simulatedLogprobs } from './logprobs';
 import { sampleFromSchema } from './schema-sample';
 import { countTokens, hashHex } from './seed';
 import type { SimulatedSettings } from './settings';
@@ -25,11 +26,16 @@ export function createSimulatedChat(upstreamModel: string, settings: SimulatedSe
   const variant = parseModelVariant(upstreamModel);
   const { provider } = settings;
   return {
+    // Like OpenAI, one call answers every choice (each different: the choice index seeds it).
+    nativeChoices: true,
     async doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
       const outcome = await enact(provider, activeFailure(variant, ctx), ctx, settings, upstreamModel);
-      const answer = planAnswer(variant, upstreamModel, req, provider);
+      const [first, ...more] = planAnswers(variant, upstreamModel, req, provider);
       if (outcome === 'malformed') throw malformedAnswer(provider);
-      return answer;
+      if (more.length === 0) return first;
+      const outputTokens = more.reduce((sum, answer) => sum + answer.usage.outputTokens, first.usage.outputTokens);
+      const choices = more.map(({ content, toolCalls, finishReason, logprobs }) => ({ content, toolCalls, finishReason, ...(logprobs ? { logprobs } : {}) }));
+      return { ...first, usage: { inputTokens: first.usage.inputTokens, outputTokens }, moreChoices: choices };
     },
     doStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatStreamPart> {
       return streamAnswer(variant, upstreamModel, req, ctx, settings);
@@ -40,15 +46,9 @@ export function createSimulatedChat(upstreamModel: string, settings: SimulatedSe
 async function* streamAnswer(variant: ModelVariant, upstreamModel: string, req: ChatRequest, ctx: CallContext, settings: SimulatedSettings): AsyncGenerator<ChatStreamPart> {
   const { provider } = settings;
   const outcome = await enact(provider, activeFailure(variant, ctx), ctx, settings, upstreamModel);
-  const answer = planAnswer(variant, upstreamModel, req, provider);
-  const parts: ChatStreamPart[] = [];
-  if (answer.content !== null) {
-    for (const delta of splitIntoDeltas(answer.content)) parts.push({ type: 'text-delta', delta });
-  }
-  answer.toolCalls.forEach((call, index) => {
-    parts.push({ type: 'tool-call-delta', index, id: call.id, name: call.function.name, argumentsDelta: '' });
-    for (const piece of splitEvenly(call.function.arguments, 3)) parts.push({ type: 'tool-call-delta', index, argumentsDelta: piece });
-  });
+  const answers = planAnswers(variant, upstreamModel, req, provider);
+  // The choices stream one after the other, each part naming its choice.
+  const parts: ChatStreamPart[] = answers.flatMap((answer, index) => answerParts(answer, answers.length > 1 ? { choice: index } : {}));
   // A malformed stream breaks after its first half, like an upstream that starts fine and then sends garbage.
   const breakAt = outcome === 'malformed' ? Math.max(1, Math.floor(parts.length / 2)) : Infinity;
   for (let i = 0; i < parts.length; i++) {
@@ -57,10 +57,45 @@ async function* streamAnswer(variant: ModelVariant, upstreamModel: string, req: 
     yield parts[i];
   }
   await pause(settings.streamDelayMs, provider, ctx.signal);
-  yield { type: 'finish', finishReason: answer.finishReason, usage: answer.usage };
+  const usage = { inputTokens: answers[0].usage.inputTokens, outputTokens: answers.reduce((sum, answer) => sum + answer.usage.outputTokens, 0) };
+  yield { type: 'finish', finishReason: answers[0].finishReason, usage, ...(answers.length > 1 ? { finishReasons: answers.map((answer) => answer.finishReason) } : {}) };
 }
 
-function planAnswer(variant: ModelVariant, upstreamModel: string, req: ChatRequest, provider: string): PlannedAnswer {
+function answerParts(answer: PlannedAnswer, choice: { choice?: number }): ChatStreamPart[] {
+  const parts: ChatStreamPart[] = [];
+  if (answer.content !== null) {
+    const tokenLogprobs = answer.logprobs?.content;
+    if (tokenLogprobs) {
+      // Whole tokens per delta, each delta carrying its tokens' log probabilities.
+      const per = Math.max(1, Math.ceil(tokenLogprobs.length / 6));
+      for (let i = 0; i < tokenLogprobs.length; i += per) {
+        const slice = tokenLogprobs.slice(i, i + per);
+        parts.push({ type: 'text-delta', delta: slice.map((t) => t.token).join(''), ...choice, logprobs: slice });
+      }
+    } else {
+      for (const delta of splitIntoDeltas(answer.content)) parts.push({ type: 'text-delta', delta, ...choice });
+    }
+  }
+  answer.toolCalls.forEach((call, index) => {
+    parts.push({ type: 'tool-call-delta', index, id: call.id, name: call.function.name, argumentsDelta: '', ...choice });
+    for (const piece of splitEvenly(call.function.arguments, 3)) parts.push({ type: 'tool-call-delta', index, argumentsDelta: piece, ...choice });
+  });
+  return parts;
+}
+
+function planAnswers(variant: ModelVariant, upstreamModel: string, req: ChatRequest, provider: string): PlannedAnswer[] {
+  return Array.from({ length: Math.max(1, req.n ?? 1) }, (_, choice) => {
+    const answer = planAnswer(variant, upstreamModel, req, provider, choice);
+    if (!req.logprobs) return answer;
+    const logprobs: ChatLogprobs = {
+      content: answer.content === null ? null : simulatedLogprobs(answer.content, req.topLogprobs ?? 0, `${answer.upstreamId}:${choice}`),
+      refusal: null,
+    };
+    return { ...answer, logprobs };
+  });
+}
+
+function planAnswer(variant: ModelVariant, upstreamModel: string, req: ChatRequest, provider: string, choice: number): PlannedAnswer {
   const acceptsAudio = /audio/.test(variant.base);
   if (!acceptsAudio && req.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'input_audio'))) {
     throw rejectRequest(provider, upstreamModel, `This model (${upstreamModel}) does not support audio input.`);
@@ -75,7 +110,7 @@ function planAnswer(variant: ModelVariant, upstreamModel: string, req: ChatReque
     const call: ChatToolCall = { id: `call_${hashHex(upstreamId, tool.function.name).slice(0, 24)}`, type: 'function', function: { name: tool.function.name, arguments: args } };
     return { content: null, toolCalls: [call], finishReason: 'tool_calls', usage: { inputTokens, outputTokens: countTokens(tool.function.name + args) }, upstreamId };
   }
-  const text = describeReply(variant, req, last);
+  const text = describeReply(variant, req, last, choice);
   let content = text;
   const format = req.responseFormat;
   if (format?.type === 'json_schema') {
@@ -108,8 +143,8 @@ function chooseTool(req: ChatRequest, last: ChatMessage, provider: string, upstr
   return tools[0];
 }
 
-function describeReply(variant: ModelVariant, req: ChatRequest, last: ChatMessage): string {
-  const reference = hashHex(variant.base, req.messages, req.seed ?? null).slice(0, 8);
+function describeReply(variant: ModelVariant, req: ChatRequest, last: ChatMessage, choice: number): string {
+  const reference = (choice === 0 ? hashHex(variant.base, req.messages, req.seed ?? null) : hashHex(variant.base, req.messages, req.seed ?? null, choice)).slice(0, 8);
   if (last.role === 'tool') {
     const name = toolNameFor(req.messages, last.tool_call_id) ?? 'the tool';
     return `Based on ${name}, which returned ${quote(shorten(textOf(last.content), 160))}, here is the simulated answer (ref ${reference}).`;

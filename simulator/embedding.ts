@@ -15,17 +15,20 @@ export function createSimulatedEmbedding(upstreamModel: string, settings: Simula
   const variant = parseModelVariant(upstreamModel);
   const { provider } = settings;
   return {
+    // Token ids embed as the words of their decimal text: the same ids give the same vector.
+    tokenInput: true,
     async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
       const outcome = await enact(provider, activeFailure(variant, ctx), ctx, settings, upstreamModel);
       const dimensions = req.dimensions ?? NATIVE_DIMENSIONS;
       if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > NATIVE_DIMENSIONS) {
         throw rejectRequest(provider, upstreamModel, `'dimensions' must be an integer between 1 and ${NATIVE_DIMENSIONS}.`);
       }
-      if (req.input.length === 0) throw rejectRequest(provider, upstreamModel, "'input' must not be empty.");
+      const texts = req.tokens ? req.tokens.map((ids) => ids.join(' ')) : req.input;
+      if (texts.length === 0) throw rejectRequest(provider, upstreamModel, "'input' must not be empty.");
       if (outcome === 'malformed') throw malformedAnswer(provider);
       return {
-        embeddings: req.input.map((text) => embedText(text, dimensions)),
-        usage: { inputTokens: req.input.reduce((sum, text) => sum + countTokens(text), 0) },
+        embeddings: texts.map((text) => embedText(text, dimensions)),
+        usage: { inputTokens: req.tokens ? req.tokens.reduce((sum, ids) => sum + ids.length, 0) : texts.reduce((sum, text) => sum + countTokens(text), 0) },
       };
     },
   };

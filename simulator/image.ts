@@ -1,5 +1,6 @@
-/** Simulated image generation and editing: real PNG/JPEG/WebP bytes at the requested size. */
-import type { CallContext, ImageEditRequest, ImageGenerateRequest, ImageModelAdapter, ImageResult } from '../providers/types';
+/** Simulated image generation, editing and variations: real PNG/JPEG/WebP bytes at the requested size. */
+import { createHash } from 'node:crypto';
+import type { CallContext, ImageEditRequest, ImageGenerateRequest, ImageInputFile, ImageModelAdapter, ImageResult, ImageVariationRequest } from '../providers/types';
 import { activeFailure, enact, malformedAnswer, parseModelVariant, rejectRequest } from './behaviour';
 import { editImage, generateImage, IMAGE_MEDIA_TYPES, ImageFormat } from './media/image';
 import { countTokens, seedFrom } from './seed';
@@ -16,6 +17,9 @@ export function createSimulatedImage(upstreamModel: string, settings: SimulatedS
 
   const common = (req: ImageGenerateRequest) => {
     if (!req.prompt?.trim()) throw reject("'prompt' must not be empty.");
+    return output(req);
+  };
+  const output = (req: Omit<ImageVariationRequest, 'image'>) => {
     const n = req.n ?? 1;
     if (!Number.isInteger(n) || n < 1 || n > MAX_IMAGES) throw reject(`'n' must be between 1 and ${MAX_IMAGES}.`);
     const format = parseFormat(req.params.output_format, reject);
@@ -47,22 +51,40 @@ export function createSimulatedImage(upstreamModel: string, settings: SimulatedS
       const source = req.images[0];
       if (!source) throw reject("'image' is required.");
       if (outcome === 'malformed') throw malformedAnswer(provider);
-      const images = [];
-      let last = { width: 0, height: 0 };
-      for (let index = 0; index < n; index++) {
-        const seed = seedFrom('edit', req.prompt, req.params.seed ?? null, index);
-        let edited;
-        try {
-          edited = await editImage({ image: source.data, mask: req.mask?.data, seed, format, compression });
-        } catch {
-          throw reject(`Invalid image file '${source.filename}': it could not be decoded as PNG, JPEG, WebP or GIF.`);
-        }
-        last = edited;
-        images.push({ data: edited.data, mediaType: IMAGE_MEDIA_TYPES[format], revisedPrompt: revise(req.prompt) });
-      }
-      return { images, usage: usage(req.prompt, n, last.width, last.height) };
+      const { images, last } = await tinted(source, req.mask, n, (index) => seedFrom('edit', req.prompt, req.params.seed ?? null, index), format, compression);
+      return { images: images.map((image) => ({ ...image, revisedPrompt: revise(req.prompt) })), usage: usage(req.prompt, n, last.width, last.height) };
+    },
+
+    /** Variations: the whole input image tinted with a seeded colour per image (no mask, no prompt), at `size`. */
+    async doVary(req: ImageVariationRequest, ctx: CallContext): Promise<ImageResult> {
+      const outcome = await enact(provider, activeFailure(variant, ctx), ctx, settings, upstreamModel);
+      const { n, format, compression } = output(req);
+      if (outcome === 'malformed') throw malformedAnswer(provider);
+      const size = req.size === undefined || req.size === 'auto' ? undefined : parseSize(req.size, reject);
+      const seedOf = (index: number) => seedFrom('variation', createHash('sha256').update(req.image.data).digest('hex'), req.params.seed ?? null, index);
+      const { images, last } = await tinted(req.image, undefined, n, seedOf, format, compression, size);
+      return { images, usage: usage('', n, last.width, last.height) };
     },
   };
+
+  async function tinted(
+    source: ImageInputFile, mask: ImageInputFile | undefined, n: number, seedOf: (index: number) => number, format: ImageFormat, compression: number | undefined,
+    size?: { width: number; height: number },
+  ) {
+    const images = [];
+    let last = { width: 0, height: 0 };
+    for (let index = 0; index < n; index++) {
+      let edited;
+      try {
+        edited = await editImage({ image: source.data, mask: mask?.data, seed: seedOf(index), format, compression, size });
+      } catch {
+        throw reject(`Invalid image file '${source.filename}': it could not be decoded as PNG, JPEG, WebP or GIF.`);
+      }
+      last = edited;
+      images.push({ data: edited.data, mediaType: IMAGE_MEDIA_TYPES[format] });
+    }
+    return { images, last };
+  }
 }
 
 function parseSize(size: string | undefined, reject: (m: string) => Error): { width: number; height: number } {

@@ -6,6 +6,7 @@ import type { Provider, ProviderOptions } from '../providers/types';
 import { createSimulatedChat } from './chat';
 import { createSimulatedEmbedding } from './embedding';
 import { createSimulatedImage } from './image';
+import { createSimulatedModeration } from './moderation';
 import { createSimulatedMusic } from './music';
 import { resolveSettings, SimulatedTuning } from './settings';
 import { createSimulatedSpeech } from './speech';
@@ -31,5 +32,6 @@ export function createSimulatedProvider(options: ProviderOptions, tuning: Simula
     transcription: (model) => createSimulatedTranscription(model, settings),
     video: (model) => createSimulatedVideo(model, settings),
     music: (model) => createSimulatedMusic(model, settings),
+    moderation: (model) => createSimulatedModeration(model, settings),
   };
 }

@@ -2,7 +2,7 @@
  * Simulated transcription: gives back the text our speech endpoint embedded in the audio; for any other
  * audio, a deterministic sentence sized to its duration. Duration comes from the container.
  */
-import type { CallContext, TranscriptionModelAdapter, TranscriptionRequest, TranscriptionResult, TranscriptionSegment } from '../providers/types';
+import type { CallContext, TranscriptionModelAdapter, TranscriptionRequest, TranscriptionResult, TranscriptionSegment, TranslationRequest } from '../providers/types';
 import { activeFailure, enact, malformedAnswer, parseModelVariant, rejectRequest } from './behaviour';
 import { probeAudio } from './media/audio-probe';
 import { prng, seedFrom } from './seed';
@@ -14,16 +14,19 @@ const WORDS_PER_SECOND = 2.5;
 export function createSimulatedTranscription(upstreamModel: string, settings: SimulatedSettings): TranscriptionModelAdapter {
   const variant = parseModelVariant(upstreamModel);
   const { provider } = settings;
+  const listen = async (req: TranslationRequest, language: string, ctx: CallContext): Promise<TranscriptionResult> => {
+    const outcome = await enact(provider, activeFailure(variant, ctx), ctx, settings, upstreamModel);
+    if (!req.audio || req.audio.length === 0) throw rejectRequest(provider, upstreamModel, 'The audio file is empty.');
+    if (outcome === 'malformed') throw malformedAnswer(provider);
+    const probe = probeAudio(req.audio, { filename: req.filename, mediaType: req.mediaType });
+    const durationSeconds = Math.round(probe.seconds * 1000) / 1000;
+    const text = (probe.text ?? inventTranscript(req.audio, durationSeconds)).trim();
+    return { text, language, durationSeconds, segments: segment(text, durationSeconds) };
+  };
   return {
-    async doTranscribe(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult> {
-      const outcome = await enact(provider, activeFailure(variant, ctx), ctx, settings, upstreamModel);
-      if (!req.audio || req.audio.length === 0) throw rejectRequest(provider, upstreamModel, 'The audio file is empty.');
-      if (outcome === 'malformed') throw malformedAnswer(provider);
-      const probe = probeAudio(req.audio, { filename: req.filename, mediaType: req.mediaType });
-      const durationSeconds = Math.round(probe.seconds * 1000) / 1000;
-      const text = (probe.text ?? inventTranscript(req.audio, durationSeconds)).trim();
-      return { text, language: req.language ?? 'en', durationSeconds, segments: segment(text, durationSeconds) };
-    },
+    doTranscribe: (req: TranscriptionRequest, ctx: CallContext) => listen(req, req.language ?? 'en', ctx),
+    // Everything it hears is English already (our speech model speaks the text it was given): the same words.
+    doTranslate: (req: TranslationRequest, ctx: CallContext) => listen(req, 'english', ctx),
   };
 }
 

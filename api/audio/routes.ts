@@ -1,16 +1,19 @@
 /**
- * `POST /v1/audio/speech` (JSON in, audio bytes out) and `POST /v1/audio/transcriptions` (a multipart
- * upload as OpenAI's clients send it, or JSON with the audio in base64 / a data URL). A transcription's
- * file must be audio by its bytes (a text file or an image is a 400 before anything is reserved).
+ * `POST /v1/audio/speech` (JSON in, audio bytes out), `POST /v1/audio/transcriptions` and
+ * `POST /v1/audio/translations` (a multipart upload as OpenAI's clients send it, or JSON with the audio
+ * in base64 / a data URL). A transcription's or translation's file must be audio by its bytes (a text file
+ * or an image is a 400 before anything is reserved).
  */
 import Router from '@koa/router';
 import { InvalidRequestError, PayloadTooLargeError } from '../../core/errors';
 import { recogniseAudio, type RecognisedAudio } from '../../domain/uploads';
 import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
-import { checkRequestedModel, runModelRequest, sendModelResponse } from '../requests/run';
+import { checkRequestedModel, runModelRequest, sendModelResponse, serveJsonModelRequest } from '../requests/run';
 import { isMultipart } from '../http/multipart';
-import { transcriptionFieldsSchema, validateSpeechBody, validateTranscriptionFields, type TranscriptionBody } from '../../endpoints/audio/body';
+import {
+  transcriptionFieldsSchema, translationFieldsSchema, validateSpeechBody, validateTranscriptionFields, validateTranslationFields, type TranscriptionBody, type TranscriptionFields,
+} from '../../endpoints/audio/body';
 import { coerceFormFields } from '../../endpoints/form-values';
 import { contentForIdempotency, receiveUploadForm, storeUploadBuffer, type ReceivedUpload } from '../uploads/receive';
 import { withUploads } from '../uploads/with-uploads';
@@ -18,25 +21,11 @@ import { withUploads } from '../uploads/with-uploads';
 export function audioRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
 
-  router.post('/audio/speech', async (ctx) => {
-    const body = validateSpeechBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
-    await checkRequestedModel(ctx, deps, 'audio.speech', body.model, body);
-    const result = await runModelRequest(ctx, deps, { endpoint: 'audio.speech', model: body.model, body });
-    await sendModelResponse(ctx, deps, result);
-  });
+  router.post('/audio/speech', (ctx) => serveJsonModelRequest(ctx, deps, 'audio.speech', validateSpeechBody));
 
-  router.post('/audio/transcriptions', async (ctx) => {
-    const { fields, upload } = isMultipart(ctx.get('content-type')) ? await transcriptionForm(ctx, deps) : await transcriptionJson(ctx, deps);
-    await withUploads(deps, upload ? [upload.ref] : [], async () => {
-      if (!upload) throw new InvalidRequestError("Missing required parameter: 'file'.", { param: 'file', code: 'missing_required_parameter' });
-      const typed = validateTranscriptionFields(fields);
-      const { mediaType, estimatedSeconds } = await uploadedAudio(deps, upload);
-      const body: TranscriptionBody = { ...typed, file: { ...upload.ref, mediaType, estimatedSeconds } };
-      await checkRequestedModel(ctx, deps, 'audio.transcriptions', body.model, body);
-      const result = await runModelRequest(ctx, deps, { endpoint: 'audio.transcriptions', model: body.model, body, idempotencyBody: contentForIdempotency(body) });
-      await sendModelResponse(ctx, deps, result);
-    });
-  });
+  router.post('/audio/transcriptions', (ctx) => serveAudioUpload(ctx, deps, 'audio.transcriptions', transcriptionFieldsSchema.properties, validateTranscriptionFields));
+  // Speech in any language to English text: the same upload, OpenAI's fewer fields.
+  router.post('/audio/translations', (ctx) => serveAudioUpload(ctx, deps, 'audio.translations', translationFieldsSchema.properties, validateTranslationFields));
 
   return router;
 }
@@ -58,12 +47,28 @@ async function uploadedAudio(deps: AppDeps, upload: ReceivedUpload): Promise<Rec
   return audio;
 }
 
+async function serveAudioUpload(
+  ctx: GatewayContext, deps: AppDeps, endpoint: 'audio.transcriptions' | 'audio.translations',
+  properties: Record<string, unknown>, validate: (fields: Record<string, unknown>) => TranscriptionFields,
+): Promise<void> {
+  const { fields, upload } = isMultipart(ctx.get('content-type')) ? await transcriptionForm(ctx, deps, properties) : await transcriptionJson(ctx, deps);
+  await withUploads(deps, upload ? [upload.ref] : [], async () => {
+    if (!upload) throw new InvalidRequestError("Missing required parameter: 'file'.", { param: 'file', code: 'missing_required_parameter' });
+    const typed = validate(fields);
+    const { mediaType, estimatedSeconds } = await uploadedAudio(deps, upload);
+    const body: TranscriptionBody = { ...typed, file: { ...upload.ref, mediaType, estimatedSeconds } };
+    await checkRequestedModel(ctx, deps, endpoint, body.model, body);
+    const result = await runModelRequest(ctx, deps, { endpoint, model: body.model, body, idempotencyBody: contentForIdempotency(body) });
+    await sendModelResponse(ctx, deps, result);
+  });
+}
+
 interface TranscriptionInput {
   fields: Record<string, unknown>;
   upload: ReceivedUpload | null;
 }
 
-async function transcriptionForm(ctx: GatewayContext, deps: AppDeps): Promise<TranscriptionInput> {
+async function transcriptionForm(ctx: GatewayContext, deps: AppDeps, properties: Record<string, unknown>): Promise<TranscriptionInput> {
   const form = await receiveUploadForm(ctx, deps, { fileBytes: deps.config.maxUploadBytes, files: 1 });
   const unexpected = form.uploads.find((u) => u.field !== 'file');
   if (unexpected) {
@@ -71,7 +76,7 @@ async function transcriptionForm(ctx: GatewayContext, deps: AppDeps): Promise<Tr
       throw new InvalidRequestError(`Unexpected file field '${unexpected.field}': send the audio as 'file'.`, { param: unexpected.field, code: 'unknown_parameter' });
     });
   }
-  return { fields: coerceFormFields(form.fields, transcriptionFieldsSchema.properties), upload: form.uploads[0] ?? null };
+  return { fields: coerceFormFields(form.fields, properties), upload: form.uploads[0] ?? null };
 }
 
 /** `{model, file: "<base64>" | "data:audio/...;base64,...", filename?, ...}`: the audio is stored like an upload. */

@@ -10,6 +10,7 @@ import { deleteFile, FILE_PURPOSES, fileNotFound, getFile, isFilePurpose, listFi
 import type { AppDeps, GatewayState } from '../http/context';
 import { createFile } from './create';
 import { requirePermission } from '../http/permissions';
+import { listObject } from '../../domain/pagination';
 
 const MAX_LIST_LIMIT = 10_000;
 
@@ -25,7 +26,7 @@ export function filesRouter(deps: AppDeps): Router<GatewayState> {
     const page = await listFiles(deps.db, ctx.state.auth.workspaceId, query);
     if ('unknownCursor' in page) throw new InvalidRequestError(`Invalid 'after': no file '${query.after}' to page after.`, { param: 'after', code: 'invalid_value' });
     const data = page.files.map(toFileObject);
-    ctx.body = { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: page.hasMore };
+    ctx.body = listObject(data, page.hasMore);
   });
 
   router.get('/files/:fileId', requirePermission('files.read'), async (ctx) => {

@@ -5,7 +5,7 @@
  * request id, the log gets the rest.
  */
 import type Koa from 'koa';
-import { GatewayError, InternalError, NotFoundError } from '../../core/errors';
+import { GatewayError, InternalError, MethodNotAllowedError, NotFoundError } from '../../core/errors';
 import { toGatewayError } from '../../activities/failures';
 import type { Logger } from '../../core/log';
 import { outageError } from './outages';
@@ -14,8 +14,13 @@ export function errorMiddleware(log: Logger): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
+      // Statuses set without a body (the router's 404, 405 and 501) get the error shape too.
       if (ctx.status === 404 && ctx.body === undefined) {
         throw new NotFoundError(`Unknown request URL: ${ctx.method} ${ctx.path}`, { code: 'unknown_url' });
+      }
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
+        const allow = ctx.response.get('allow');
+        throw new MethodNotAllowedError(`${ctx.method} is not allowed on ${ctx.path}${allow ? `; allowed: ${allow}` : ''}.`, { allow, status: ctx.status });
       }
     } catch (caught) {
       const found = toGatewayError(caught);

@@ -13,7 +13,9 @@ import type { AppDeps, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
 import { checkRequestedModel, runModelRequest, sendModelResponse } from '../requests/run';
 import { coerceFormFields } from '../../endpoints/form-values';
-import { imageEditFieldsSchema, validateImageEditFields, validateImageGenerationBody, type ImageEditBody } from '../../endpoints/images/body';
+import {
+  imageEditFieldsSchema, imageVariationFieldsSchema, validateImageEditFields, validateImageGenerationBody, validateImageVariationFields, type ImageEditBody,
+} from '../../endpoints/images/body';
 import { streamImages } from './stream';
 import { contentForIdempotency, receiveUploadForm, type ReceivedUpload } from '../uploads/receive';
 import { withUploads } from '../uploads/with-uploads';
@@ -52,26 +54,43 @@ export function imagesRouter(deps: AppDeps): Router<GatewayState> {
     });
   });
 
+  router.post('/images/variations', async (ctx) => {
+    const form = await receiveUploadForm(ctx, deps, { fileBytes: Math.min(MAX_IMAGE_UPLOAD_BYTES, deps.config.maxUploadBytes), files: 1 });
+    await withUploads(deps, form.uploads.map((u) => u.ref), async () => {
+      const fields = validateImageVariationFields(coerceFormFields(form.fields, imageVariationFieldsSchema.properties));
+      const [image] = uploadedImages(form.uploads, ['image']).image;
+      if (!image) throw new InvalidRequestError("Missing required parameter: 'image'.", { param: 'image', code: 'missing_required_parameter' });
+      const body = { ...fields, image: [image] } as ImageEditBody;
+      await checkRequestedModel(ctx, deps, 'images.variations', body.model, body);
+      const result = await runModelRequest(ctx, deps, { endpoint: 'images.variations', model: body.model, body, idempotencyBody: contentForIdempotency(body) });
+      await sendModelResponse(ctx, deps, result);
+    });
+  });
+
   return router;
 }
 
-function editBody(fields: Record<string, string | string[]>, uploads: ReceivedUpload[]): ImageEditBody {
-  const typed = validateImageEditFields(coerceFormFields(fields, imageEditFieldsSchema.properties));
-  const images: UploadRef[] = [];
-  let mask: UploadRef | undefined;
+/** The form's files by field, each checked to be an image; any other file field is refused. */
+function uploadedImages(uploads: ReceivedUpload[], fields: string[]): Record<string, UploadRef[]> {
+  const byField: Record<string, UploadRef[]> = Object.fromEntries(fields.map((f) => [f, []]));
   for (const upload of uploads) {
-    if (upload.field !== 'image' && upload.field !== 'mask') {
-      throw new InvalidRequestError(`Unexpected file field '${upload.field}': send images as 'image' (or 'image[]') and the mask as 'mask'.`, { param: upload.field, code: 'unknown_parameter' });
+    if (!fields.includes(upload.field)) {
+      throw new InvalidRequestError(`Unexpected file field '${upload.field}': send ${fields.map((f) => `'${f}'`).join(' and ')}.`, { param: upload.field, code: 'unknown_parameter' });
     }
     const mediaType = sniffImage(upload.head);
     if (!mediaType) {
       throw new InvalidRequestError(`Invalid image file '${upload.ref.filename}' in '${upload.field}': expected a PNG, JPEG, WebP or GIF image.`, { param: upload.field, code: 'invalid_image_format' });
     }
-    const ref = { ...upload.ref, mediaType };
-    if (upload.field === 'image') images.push(ref);
-    else if (mask) throw new InvalidRequestError('Send at most one mask.', { param: 'mask', code: 'invalid_value' });
-    else mask = ref;
+    byField[upload.field].push({ ...upload.ref, mediaType });
   }
+  return byField;
+}
+
+function editBody(fields: Record<string, string | string[]>, uploads: ReceivedUpload[]): ImageEditBody {
+  const typed = validateImageEditFields(coerceFormFields(fields, imageEditFieldsSchema.properties));
+  const { image: images, mask: masks } = uploadedImages(uploads, ['image', 'mask']);
+  if (masks.length > 1) throw new InvalidRequestError('Send at most one mask.', { param: 'mask', code: 'invalid_value' });
+  const mask = masks[0];
   if (images.length === 0) throw new InvalidRequestError("Missing required parameter: 'image'.", { param: 'image', code: 'missing_required_parameter' });
   if (images.length > MAX_EDIT_IMAGES) throw new InvalidRequestError(`Too many images: at most ${MAX_EDIT_IMAGES}.`, { param: 'image', code: 'invalid_value' });
   return { ...typed, image: images, ...(mask ? { mask } : {}) };

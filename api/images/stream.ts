@@ -5,12 +5,14 @@
  * held and reports progress. Until then every refusal (validation, 402, a failing first hop) is an
  * ordinary JSON error. The events (see docs/endpoints-media.md):
  *
- *   event: image_generation.in_progress  (image_edit.* for edits) as each model call starts, then every ~2 s
- *   event: image_generation.completed    one per image, in order, with `b64_json` or `url`
+ *   : image_generation in_progress ...   an SSE comment as each model call starts, then every ~2 s
+ *   event: image_generation.completed    (image_edit.* for edits) one per image, in order, with `b64_json` or `url`
  *   event: error                          when no model could serve the request after the stream began
  *   data: [DONE]
  */
 import { readJsonResponse } from '../../endpoints/media';
+import { completedEventFields, imagesUsage, responseFields, type ImageFields } from '../../endpoints/images/openai-fields';
+import { sniffImageType } from '../../core/media-types';
 import { imageEventPrefix } from '../../activities/stream-images';
 import type { Endpoint } from '../../endpoints/types';
 import { loadPayload } from '../../activities/request-io';
@@ -74,15 +76,19 @@ async function sendCompletedEvents(sink: StreamSink, deps: AppDeps, req: ImageSt
   const response = await readJsonResponse(deps.storage, await loadPayload(deps.storage, result.response));
   const event = `${imageEventPrefix(req.endpoint)}.completed`;
   const images = (response.data as Array<Record<string, unknown>>) ?? [];
-  const echoed = Object.fromEntries(['size', 'quality', 'background', 'output_format'].filter((k) => req.params[k] !== undefined).map((k) => [k, req.params[k]]));
+  // OpenAI's completed event carries every field and the usage; what the answer does not say is `auto` (and zero).
+  const reported = Object.fromEntries(['size', 'quality', 'background', 'output_format'].flatMap((k) => (typeof response[k] === 'string' ? [[k, response[k]]] : [])));
+  const known: ImageFields = { ...responseFields(req.params, undefined), ...reported };
+  const usage = response.usage ?? imagesUsage({ inputTokens: 0, outputTokens: 0 });
   images.forEach((image, index) => {
+    const mediaType = typeof image.b64_json === 'string' ? sniffImageType(Buffer.from(image.b64_json.slice(0, 64), 'base64')) ?? undefined : undefined;
     sink.send({
       type: event,
       index,
       ...image,
       created_at: response.created,
-      ...echoed,
-      ...(response.usage ? { usage: response.usage } : {}),
+      ...completedEventFields(known, mediaType),
+      usage,
       model: result.modelUsed,
       ...(result.fallbackFrom ? { fallback_from: result.fallbackFrom, fallback_depth: result.fallbackDepth } : {}),
       credits_used: microToCredits(result.creditsUsedMicro),

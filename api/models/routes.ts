@@ -47,6 +47,7 @@ export function toModelObject(record: ModelRecord, available: boolean) {
     ...(record.dimensions ? { dimensions: record.dimensions } : {}),
     pricing: { unit: 'credits', ...record.pricing },
     allowedParams: record.allowedParams,
+    ...(record.ignoredParams ? { ignoredParams: record.ignoredParams } : {}),
     defaults: record.defaults ?? {},
     deprecated: record.deprecated ?? false,
   };

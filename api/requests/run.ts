@@ -14,6 +14,7 @@ import type { modelRequestWorkflow, ModelRequestResult } from '../../workflows/m
 import type { AppDeps, GatewayContext } from '../http/context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
 import { requestInput, startRequestWorkflow } from './start';
+import { readJsonBody } from '../http/body';
 import { awaitOutcome, expectOutcome } from './outcome';
 import { IDEMPOTENT_REQUEST_PREFIX, requestWorkflowId } from '../../workflows/contracts';
 
@@ -70,6 +71,14 @@ export function applyResultHeaders(ctx: GatewayContext, result: Pick<ModelReques
     ctx.set('x-fallback-from', result.fallbackFrom);
     ctx.set('x-fallback-depth', String(result.fallbackDepth));
   }
+}
+
+/** A JSON model endpoint end to end: read and validate the body, check the model, run the request, answer. */
+export async function serveJsonModelRequest(ctx: GatewayContext, deps: AppDeps, endpoint: Endpoint, validate: (raw: unknown) => { model: string }): Promise<void> {
+  const body = validate(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
+  await checkRequestedModel(ctx, deps, endpoint, body.model, body);
+  const result = await runModelRequest(ctx, deps, { endpoint, model: body.model, body });
+  await sendModelResponse(ctx, deps, result);
 }
 
 /** Writes the result's response (JSON, or stored bytes streamed from object storage). */

@@ -20,7 +20,7 @@ import type { AppDeps, GatewayContext } from '../http/context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
 import { readJsonBody } from '../http/body';
 import { simulationDirective } from '../requests/start';
-import { validateVideoGenerationBody, videoModelParams, type VideoGenerationBody } from '../../endpoints/videos/body';
+import { validateVideoGenerationBody, videoModelParams, videoSize, type VideoGenerationBody } from '../../endpoints/videos/body';
 import { requestSearchAttributes } from '../requests/workflow-ids';
 import { loadReferenceImage } from './reference-image';
 import { videoObject } from './object';
@@ -28,11 +28,28 @@ import { videoObject } from './object';
 export const VIDEO_ENDPOINT = 'videos.generations';
 
 export async function createVideoGeneration(ctx: GatewayContext, deps: AppDeps): Promise<void> {
-  const { auth } = ctx.state;
   const body = validateVideoGenerationBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
+  const aliases: Record<string, string> = body.duration === undefined && body.duration_seconds !== undefined ? { duration: 'duration_seconds' } : {};
+  const job = await createVideoJobFrom(ctx, deps, body, { aliases });
+  ctx.body = await videoObject(deps.storage, job);
+}
+
+export interface VideoShapeOptions {
+  /** The client's name of each catalog parameter it sent under another (errors name what the client sent). */
+  aliases: Record<string, string>;
+  /** The `WxH` the client asked for, when it did. */
+  size?: string;
+}
+
+/**
+ * Checks, prices and records the job and starts its workflow (an Idempotency-Key replay returns the job
+ * it named). Both API shapes (`/v1/videos/generations` and OpenAI's `/v1/videos`) create jobs here.
+ */
+export async function createVideoJobFrom(ctx: GatewayContext, deps: AppDeps, body: VideoGenerationBody, shape: VideoShapeOptions): Promise<VideoJob> {
+  const { auth } = ctx.state;
   const record = await checkVideoModel(ctx, deps, body.model);
   const params = videoModelParams(body);
-  const checked = checkModelParams(record, params, body);
+  const checked = namedAsSent(shape.aliases, () => validateModelParams(record, params));
   const cost = videoCost(record, { seconds: Number(checked.duration), resolution: checked.resolution as string | undefined, n: Number(checked.n ?? 1) });
 
   let jobId = newId('vgen');
@@ -53,31 +70,35 @@ export async function createVideoGeneration(ctx: GatewayContext, deps: AppDeps):
     const spec: VideoJobSpec = {
       prompt: body.prompt,
       requested: Object.fromEntries(Object.entries(params).filter(([name]) => name !== 'image_url' && name !== 'image_base64')),
-      image: await storeReferenceImage(deps, auth.workspaceId, jobId, body),
+      image: await namedAsSent(shape.aliases, () => storeReferenceImage(deps, auth.workspaceId, jobId, body)),
       chain: [body.model, ...(await getFallbackChain(deps.db, auth.workspaceId, body.model))],
       allowedModels: auth.allowedModels,
       simulate: simulationDirective(ctx),
+      output: { size: shape.size ?? videoSize(checked), seconds: Number(checked.duration) },
     };
     job = await createVideoJob(deps.db, { id: jobId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model: body.model, spec });
   }
   if (job.status === 'queued') await startJobWorkflow(ctx, deps, job, creating);
   if (replay) ctx.set('x-idempotent-replayed', 'true');
-  ctx.body = await videoObject(deps.storage, job);
+  return job;
 }
 
 async function checkVideoModel(ctx: GatewayContext, deps: AppDeps, model: string): Promise<ModelRecord> {
   return eligibleModel(deps.catalog, { model, modality: 'video', allowedModels: ctx.state.auth.allowedModels });
 }
 
-/** The catalog's check, naming `duration_seconds` when that is what the client sent. */
-function checkModelParams(record: ModelRecord, params: Record<string, unknown>, body: VideoGenerationBody): Record<string, unknown> {
+/** Runs a check whose refusals name the catalog's parameters, renaming them as the client sent them. */
+function namedAsSent<T>(aliases: Record<string, string>, check: () => T): T {
+  const rename = (err: unknown): never => {
+    if (!(err instanceof InvalidRequestError) || !err.param || !aliases[err.param]) throw err;
+    const alias = aliases[err.param];
+    throw new InvalidRequestError(err.message.replace(new RegExp(`'${err.param}'`, 'g'), `'${alias}'`), { param: alias, code: err.code });
+  };
   try {
-    return validateModelParams(record, params);
+    const result = check();
+    return result instanceof Promise ? (result.catch(rename) as T) : result;
   } catch (err) {
-    if (err instanceof InvalidRequestError && err.param === 'duration' && body.duration === undefined && body.duration_seconds !== undefined) {
-      throw new InvalidRequestError(err.message.replace(/'duration'/g, "'duration_seconds'"), { param: 'duration_seconds', code: err.code });
-    }
-    throw err;
+    return rename(err);
   }
 }
 

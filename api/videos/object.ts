@@ -6,6 +6,7 @@
 import { microToCredits } from '../../core/money';
 import type { VideoJob } from '../../domain/video-jobs';
 import type { ObjectStorage } from '../../infra/storage';
+import { videoSize } from '../../endpoints/videos/body';
 
 export const SIGNED_URL_SECONDS = 24 * 3600;
 
@@ -53,4 +54,42 @@ export async function videoObject(storage: ObjectStorage, job: VideoJob, now = D
   }
   if (job.status === 'failed' && job.error) object.error = job.error;
   return object;
+}
+
+/** The gateway's headers on a finished job's reads (what it cost, which model made it). */
+export function videoJobHeaders(job: VideoJob): Record<string, string> {
+  if (job.status !== 'succeeded') return {};
+  return {
+    'x-credits-used': String(microToCredits(job.creditsMicro)),
+    'x-model-used': job.modelUsed ?? job.model,
+    ...(job.modelUsed && job.modelUsed !== job.model ? { 'x-fallback-from': job.model } : {}),
+  };
+}
+
+const OPENAI_STATUS: Record<VideoJob['status'], 'queued' | 'in_progress' | 'completed' | 'failed'> = {
+  queued: 'queued', processing: 'in_progress', succeeded: 'completed', failed: 'failed',
+};
+
+/**
+ * The job as OpenAI's video object. Our copy of the video stays as long as the job, so `expires_at` is
+ * null; `credits_used` and `model_used` are the gateway's own additions.
+ */
+export function openAIVideoObject(job: VideoJob) {
+  const requested = job.spec.requested;
+  return {
+    id: job.id,
+    object: 'video' as const,
+    created_at: seconds(job.createdAt),
+    status: OPENAI_STATUS[job.status],
+    model: job.model,
+    progress: job.progress,
+    prompt: job.spec.prompt,
+    seconds: String(job.spec.output?.seconds ?? requested.duration ?? ''),
+    size: job.spec.output?.size ?? videoSize(requested),
+    completed_at: job.completedAt ? seconds(job.completedAt) : null,
+    expires_at: null,
+    error: job.status === 'failed' ? job.error ?? { code: 'video_generation_failed', message: 'The video could not be made.' } : null,
+    remixed_from_video_id: null,
+    ...(job.status === 'succeeded' ? { model_used: job.modelUsed ?? job.model, credits_used: microToCredits(job.creditsMicro) } : {}),
+  };
 }

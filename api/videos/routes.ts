@@ -3,13 +3,12 @@
  * `GET /v1/videos/generations/{jobId}` (polling: does not).
  */
 import Router from '@koa/router';
-import { microToCredits } from '../../core/money';
 import { NotFoundError } from '../../core/errors';
 import { findVideoJob } from '../../domain/video-jobs';
 import type { AppDeps, GatewayState } from '../http/context';
 import { requirePermission } from '../http/permissions';
 import { createVideoGeneration } from './create';
-import { videoObject } from './object';
+import { videoJobHeaders, videoObject } from './object';
 
 export function videoGenerationsRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
@@ -23,11 +22,7 @@ export function videoJobsRouter(deps: AppDeps): Router<GatewayState> {
     const job = await findVideoJob(deps.db, ctx.state.auth.workspaceId, ctx.params.jobId);
     // Another workspace's job is exactly as missing as one that never existed.
     if (!job) throw new NotFoundError(`No video generation job '${ctx.params.jobId}'.`, { code: 'video_job_not_found', param: 'job_id' });
-    if (job.status === 'succeeded') {
-      ctx.set('x-credits-used', String(microToCredits(job.creditsMicro)));
-      ctx.set('x-model-used', job.modelUsed ?? job.model);
-      if (job.modelUsed && job.modelUsed !== job.model) ctx.set('x-fallback-from', job.model);
-    }
+    ctx.set(videoJobHeaders(job));
     ctx.body = await videoObject(deps.storage, job);
   });
   return router;

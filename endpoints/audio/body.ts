@@ -71,3 +71,18 @@ export const validateTranscriptionFields = compileSchema<TranscriptionFields>(tr
 
 /** Fields that name request plumbing rather than model parameters. */
 export const TRANSCRIPTION_REQUEST_FIELDS = new Set(['model', 'file', 'filename', 'stream']);
+
+/** `POST /v1/audio/translations`: OpenAI's fields (no `language`: the output is English). */
+export const translationFieldsSchema = {
+  type: 'object',
+  required: ['model'],
+  properties: {
+    model: transcriptionFieldsSchema.properties.model,
+    prompt: transcriptionFieldsSchema.properties.prompt,
+    response_format: transcriptionFieldsSchema.properties.response_format,
+    temperature: transcriptionFieldsSchema.properties.temperature,
+  },
+  additionalProperties: false,
+} as const;
+
+export const validateTranslationFields = compileSchema<TranscriptionFields>(translationFieldsSchema);

@@ -18,6 +18,10 @@ export interface TranscriptOptions {
   /** The billed length of the audio, seconds. */
   seconds: number;
   language?: string;
+  /** The request's sampling temperature (verbose segments report it). */
+  temperature?: number;
+  /** verbose_json's `task` (default `transcribe`). */
+  task?: 'transcribe' | 'translate';
 }
 
 export function formatTranscript(result: TranscriptionResult, opts: TranscriptOptions): TranscriptBody {
@@ -33,8 +37,8 @@ export function formatTranscript(result: TranscriptionResult, opts: TranscriptOp
     case 'verbose_json': {
       const granularities = opts.granularities?.length ? opts.granularities : ['segment'];
       const segments = cues(result, seconds);
-      const body: Record<string, unknown> = { task: 'transcribe', language: result.language ?? opts.language ?? 'en', duration: seconds, text };
-      if (granularities.includes('segment')) body.segments = segments.map((s) => ({ id: s.id, start: s.start, end: s.end, text: s.text }));
+      const body: Record<string, unknown> = { task: opts.task ?? 'transcribe', language: languageName(result.language ?? opts.language ?? 'en'), duration: seconds, text };
+      if (granularities.includes('segment')) body.segments = segments.map((s) => verboseSegment(s, opts.temperature ?? 0));
       if (granularities.includes('word')) body.words = words(segments);
       body.usage = { type: 'duration', seconds };
       return { kind: 'json', body };
@@ -45,10 +49,39 @@ export function formatTranscript(result: TranscriptionResult, opts: TranscriptOp
   }
 }
 
+/**
+ * A verbose_json segment in OpenAI's shape. Providers that report Whisper's decoding details give them;
+ * for the others the gateway has none, and says so with neutral values: `seek` at the segment's start (in
+ * Whisper's 10 ms frames), no tokens, the request's temperature, log probability 0, compression ratio 1,
+ * no-speech probability 0.
+ */
+function verboseSegment(s: TranscriptionSegment, temperature: number) {
+  const d = s.decoding ?? { seek: Math.round(s.start * 100), tokens: [], temperature, avgLogprob: 0, compressionRatio: 1, noSpeechProb: 0 };
+  return {
+    id: s.id, seek: d.seek, start: s.start, end: s.end, text: s.text, tokens: d.tokens,
+    temperature: d.temperature, avg_logprob: d.avgLogprob, compression_ratio: d.compressionRatio, no_speech_prob: d.noSpeechProb,
+  };
+}
+
+/** Whisper's language names, which OpenAI's verbose answers carry (`english`, not `en`), for the common codes. */
+const LANGUAGE_NAMES: Record<string, string> = {
+  en: 'english', zh: 'chinese', de: 'german', es: 'spanish', ru: 'russian', ko: 'korean', fr: 'french', ja: 'japanese',
+  pt: 'portuguese', tr: 'turkish', pl: 'polish', ca: 'catalan', nl: 'dutch', ar: 'arabic', sv: 'swedish', it: 'italian',
+  id: 'indonesian', hi: 'hindi', fi: 'finnish', vi: 'vietnamese', he: 'hebrew', uk: 'ukrainian', el: 'greek', ms: 'malay',
+  cs: 'czech', ro: 'romanian', da: 'danish', hu: 'hungarian', ta: 'tamil', no: 'norwegian', th: 'thai', ur: 'urdu',
+  hr: 'croatian', bg: 'bulgarian', lt: 'lithuanian', la: 'latin', cy: 'welsh', sk: 'slovak', fa: 'persian', lv: 'latvian',
+  bn: 'bengali', sr: 'serbian', sl: 'slovenian', et: 'estonian', is: 'icelandic', af: 'afrikaans', sw: 'swahili',
+};
+
+/** A language as OpenAI's verbose answers name it: an ISO 639-1 code becomes Whisper's name; names stay. */
+export function languageName(language: string): string {
+  return LANGUAGE_NAMES[language.toLowerCase()] ?? language;
+}
+
 /** The result's segments, or one cue over the whole audio when the provider gave none. */
 function cues(result: TranscriptionResult, seconds: number): TranscriptionSegment[] {
   const segments = result.segments.filter((s) => s.text.trim() !== '');
-  if (segments.length > 0) return segments.map((s, id) => ({ id, start: round(s.start), end: round(s.end), text: s.text.trim() }));
+  if (segments.length > 0) return segments.map((s, id) => ({ ...s, id, start: round(s.start), end: round(s.end), text: s.text.trim() }));
   const text = result.text.trim();
   return text ? [{ id: 0, start: 0, end: seconds, text }] : [];
 }

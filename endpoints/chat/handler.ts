@@ -2,7 +2,7 @@
 import { validateModelParams } from '../../catalog/params';
 import { chatCost, estimateChatReservation } from '../../catalog/pricing';
 import type { ChatCompletionBody } from './body';
-import { chatModelParams, chatNeeds, checkChatCapabilities, promptCharacters, requestedMaxTokens, toChatRequest } from './request';
+import { chatModelParams, chatNeeds, checkChatCapabilities, checkChatParams, choiceCount, promptCharacters, requestedMaxTokens, toChatRequest } from './request';
 import { chatCompletionObject } from './response';
 import { estimateTokens } from './tokens';
 import { microToCredits } from '../../core/money';
@@ -12,19 +12,24 @@ import type { ModelRecord } from '../../catalog/types';
 import type { ChatResult } from '../../providers/types';
 import type { CallEnv, EndpointHandler } from '../types';
 import { modelAdapter } from '../model-adapter';
+import { generateChoices } from './choices';
+
+export function checkChatRequest(record: ModelRecord, body: ChatCompletionBody): void {
+  checkChatParams(body);
+  checkChatCapabilities(record, chatNeeds(body));
+  validateModelParams(record, chatModelParams(body));
+}
+
+/** The prompt and the longest answer, once per choice (fanned-out choices each send the prompt). */
+export function estimateChat(record: ModelRecord, body: ChatCompletionBody): number {
+  return choiceCount(body) * estimateChatReservation(record, { promptChars: promptCharacters(body), maxTokens: requestedMaxTokens(body) });
+}
 
 export const chatHandler: EndpointHandler<ChatCompletionBody> = {
   endpoint: 'chat.completions',
   modality: 'chat',
-
-  check(record, body) {
-    checkChatCapabilities(record, chatNeeds(body));
-    validateModelParams(record, chatModelParams(body));
-  },
-
-  estimate(record, body) {
-    return estimateChatReservation(record, { promptChars: promptCharacters(body), maxTokens: requestedMaxTokens(body) });
-  },
+  check: checkChatRequest,
+  estimate: estimateChat,
 
   async call(record, body, env) {
     const { result, chargeMicro } = await generateChat(record, body, env);
@@ -37,17 +42,19 @@ export const chatHandler: EndpointHandler<ChatCompletionBody> = {
   },
 };
 
-/** One chat call, not streamed: the answer with the usage it is billed on, and its exact charge. */
+/** Calls the model for every choice and prices what it used. */
 export async function generateChat(record: ModelRecord, body: ChatCompletionBody, env: CallEnv): Promise<{ result: ChatResult; chargeMicro: number }> {
   const adapter = modelAdapter(env.providers, record, 'chat');
   const request = toChatRequest(await withFileContents(body, record, env), record);
-  const result = await adapter.doGenerate(request, {
-    requestId: env.requestId, simulate: env.simulate, signal: env.signal,
-  });
+  const result = await generateChoices(adapter, request, choiceCount(body), { requestId: env.requestId, simulate: env.simulate, signal: env.signal });
   // Hosts that report no usage are billed on an estimate rather than for free.
+  const choices = [result, ...(result.moreChoices ?? [])];
   const usage = result.usage.inputTokens + result.usage.outputTokens > 0
     ? result.usage
-    : { inputTokens: estimateTokens(promptCharacters(body)), outputTokens: estimateTokens((result.content ?? '').length + JSON.stringify(result.toolCalls).length) };
+    : {
+      inputTokens: choices.length * estimateTokens(promptCharacters(body)),
+      outputTokens: choices.reduce((sum, c) => sum + estimateTokens((c.content ?? '').length + JSON.stringify(c.toolCalls).length), 0),
+    };
   return { result: { ...result, usage }, chargeMicro: chatCost(record, usage) };
 }
 

@@ -9,13 +9,16 @@ import type { ChatContentPart, ChatMessage, ChatRequest, ChatResponseFormat, Cha
 import { InvalidRequestError } from '../../core/errors';
 
 /** Fields every chat model takes; everything else is checked against the model's allowedParams. */
-const UNIVERSAL_FIELDS = new Set(['model', 'messages', 'stream', 'stream_options', 'metadata', 'store', 'service_tier', 'n']);
+const UNIVERSAL_FIELDS = new Set(['model', 'messages', 'stream', 'stream_options', 'metadata', 'store', 'service_tier']);
 
-/** The optional, model-specific parameters a request carries (null values count as absent). */
+/**
+ * The optional, model-specific parameters a request carries. Null values count as absent, and so do
+ * `n: 1` and `logprobs: false`, which every model serves.
+ */
 export function chatModelParams(body: ChatCompletionBody): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
-    if (UNIVERSAL_FIELDS.has(key) || value === null || value === undefined) continue;
+    if (UNIVERSAL_FIELDS.has(key) || value === null || value === undefined || (key === 'n' && value === 1) || (key === 'logprobs' && value === false)) continue;
     if (key === 'response_format') params[key] = (value as { type: string }).type;
     else if (key === 'tool_choice') params[key] = typeof value === 'string' ? value : 'function';
     else params[key] = value;
@@ -72,6 +75,18 @@ export function checkChatCapabilities(record: ModelRecord, needs: ChatNeeds): vo
   }
 }
 
+/** Checks between parameters that OpenAI makes too (whatever the model). */
+export function checkChatParams(body: ChatCompletionBody): void {
+  if (typeof body.top_logprobs === 'number' && body.logprobs !== true) {
+    throw new InvalidRequestError("'top_logprobs' needs 'logprobs' set to true.", { param: 'top_logprobs', code: 'invalid_value' });
+  }
+}
+
+/** How many choices the request asks for. */
+export function choiceCount(body: ChatCompletionBody): number {
+  return typeof body.n === 'number' && body.n > 1 ? body.n : 1;
+}
+
 /** Characters of prompt text (for the reservation estimate before any tokenizer ran). */
 export function promptCharacters(body: ChatCompletionBody): number {
   let chars = 0;
@@ -114,6 +129,11 @@ export function toChatRequest(body: ChatCompletionBody, record: ModelRecord): Ch
     presencePenalty: num(body.presence_penalty),
     frequencyPenalty: num(body.frequency_penalty),
     user: typeof body.user === 'string' ? body.user : undefined,
+    ...(body.logprobs != null ? { logprobs: body.logprobs as boolean } : {}),
+    ...(typeof body.top_logprobs === 'number' ? { topLogprobs: body.top_logprobs } : {}),
+    ...(body.logit_bias != null ? { logitBias: body.logit_bias as Record<string, number> } : {}),
+    ...(typeof body.reasoning_effort === 'string' ? { reasoningEffort: body.reasoning_effort } : {}),
+    ...(typeof body.verbosity === 'string' ? { verbosity: body.verbosity } : {}),
     ...(record.maxOutputTokens && maxTokens && maxTokens > record.maxOutputTokens ? { maxTokens: record.maxOutputTokens } : {}),
   };
 }

@@ -1,5 +1,5 @@
 /** OpenAI-shaped chat completion objects and stream chunks built from adapter results. */
-import type { ChatResult, ChatToolCall, FinishReason, TokenUsage } from '../../providers/types';
+import type { ChatChoice, ChatLogprobs, ChatResult, ChatTokenLogprob, ChatToolCall, FinishReason, TokenUsage } from '../../providers/types';
 
 export function completionId(requestId: string): string {
   return `chatcmpl-${requestId.replace(/-/g, '')}`;
@@ -19,6 +19,16 @@ export function usageObject(usage: TokenUsage) {
   return { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens };
 }
 
+/** OpenAI's `logprobs` object of a choice (both lists always present). */
+export interface LogprobsObject {
+  content: ChatTokenLogprob[] | null;
+  refusal: ChatTokenLogprob[] | null;
+}
+
+export function logprobsObject(logprobs: ChatLogprobs | undefined): LogprobsObject | null {
+  return logprobs ? { content: logprobs.content, refusal: logprobs.refusal ?? null } : null;
+}
+
 export interface ChatCompletionObject {
   id: string;
   object: 'chat.completion';
@@ -28,13 +38,18 @@ export interface ChatCompletionObject {
     index: number;
     message: { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; refusal: null };
     finish_reason: string;
-    logprobs: null;
+    logprobs: LogprobsObject | null;
   }>;
   usage: ReturnType<typeof usageObject>;
-  system_fingerprint: null;
   credits_used?: number;
 }
 
+/** Every choice of a result, in order. */
+export function resultChoices(result: ChatResult): ChatChoice[] {
+  return [result, ...(result.moreChoices ?? [])];
+}
+
+// No `system_fingerprint`: OpenAI's schema types it as a string, and there is no backend configuration to name.
 export function chatCompletionObject(opts: { requestId: string; created: number; model: string; result: ChatResult }): ChatCompletionObject {
   const { result } = opts;
   return {
@@ -42,26 +57,28 @@ export function chatCompletionObject(opts: { requestId: string; created: number;
     object: 'chat.completion',
     created: opts.created,
     model: opts.model,
-    choices: [{
-      index: 0,
-      message: { role: 'assistant', content: result.content, ...(result.toolCalls.length ? { tool_calls: result.toolCalls } : {}), refusal: null },
-      finish_reason: openAIFinishReason(result.finishReason),
-      logprobs: null,
-    }],
+    choices: resultChoices(result).map((choice, index) => ({
+      index,
+      message: { role: 'assistant', content: choice.content, ...(choice.toolCalls.length ? { tool_calls: choice.toolCalls } : {}), refusal: null },
+      finish_reason: openAIFinishReason(choice.finishReason),
+      logprobs: logprobsObject(choice.logprobs),
+    })),
     usage: usageObject(result.usage),
-    system_fingerprint: null,
   };
 }
 
-/** One `chat.completion.chunk`. */
-export function chunkObject(opts: { requestId: string; created: number; model: string; delta?: Record<string, unknown>; finishReason?: string | null; usage?: unknown; noChoices?: boolean }) {
+/** One `chat.completion.chunk` (`index`: the choice the delta belongs to). */
+export function chunkObject(opts: {
+  requestId: string; created: number; model: string; delta?: Record<string, unknown>; finishReason?: string | null; usage?: unknown; noChoices?: boolean;
+  index?: number; logprobs?: ChatTokenLogprob[];
+}) {
+  const choice = { index: opts.index ?? 0, delta: opts.delta ?? {}, logprobs: opts.logprobs ? { content: opts.logprobs, refusal: null } : null, finish_reason: opts.finishReason ?? null };
   return {
     id: completionId(opts.requestId),
     object: 'chat.completion.chunk',
     created: opts.created,
     model: opts.model,
-    system_fingerprint: null,
-    choices: opts.noChoices ? [] : [{ index: 0, delta: opts.delta ?? {}, logprobs: null, finish_reason: opts.finishReason ?? null }],
+    choices: opts.noChoices ? [] : [choice],
     ...(opts.usage !== undefined ? { usage: opts.usage } : {}),
   };
 }

@@ -2,6 +2,7 @@
 import { microToCredits } from '../../core/money';
 import type { ChatStreamFormat } from '../stream-writer';
 import type { ChatCompletionBody } from './body';
+import { choiceCount } from './request';
 import { chunkObject, openAIFinishReason, usageObject } from './response';
 
 export const chatCompletionChunks: ChatStreamFormat<ChatCompletionBody> = {
@@ -9,20 +10,23 @@ export const chatCompletionChunks: ChatStreamFormat<ChatCompletionBody> = {
 
   writer(body, { requestId, created, model, send }) {
     const base = { requestId, created, model };
+    const choices = choiceCount(body);
     return {
       open() {
-        send(chunkObject({ ...base, delta: { role: 'assistant', content: '' } }));
+        for (let index = 0; index < choices; index++) send(chunkObject({ ...base, index, delta: { role: 'assistant', content: '' } }));
       },
       part(part) {
         if (part.type === 'text-delta') {
-          send(chunkObject({ ...base, delta: { content: part.delta } }));
+          send(chunkObject({ ...base, index: part.choice, delta: { content: part.delta }, logprobs: part.logprobs }));
           return;
         }
         const call = { index: part.index, ...(part.id ? { id: part.id, type: 'function' } : {}), function: { ...(part.name ? { name: part.name } : {}), arguments: part.argumentsDelta } };
-        send(chunkObject({ ...base, delta: { tool_calls: [call] } }));
+        send(chunkObject({ ...base, index: part.choice, delta: { tool_calls: [call] } }));
       },
-      async finish({ finishReason, usage, chargeMicro }) {
-        send(chunkObject({ ...base, delta: {}, finishReason: openAIFinishReason(finishReason) }));
+      async finish({ finishReason, finishReasons, usage, chargeMicro }) {
+        for (let index = 0; index < choices; index++) {
+          send(chunkObject({ ...base, index, delta: {}, finishReason: openAIFinishReason(finishReasons?.[index] ?? finishReason) }));
+        }
         if (body.stream_options?.include_usage) send(chunkObject({ ...base, noChoices: true, usage: { ...usageObject(usage), credits_used: microToCredits(chargeMicro) } }));
       },
       fail(error) {

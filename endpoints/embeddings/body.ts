@@ -4,15 +4,20 @@ import { compileSchema } from '../validate';
 
 export const MAX_EMBEDDING_INPUTS = 2048;
 
+const tokenId = { type: 'integer', minimum: 0 };
+
 export const embeddingsSchema = {
   type: 'object',
   required: ['model', 'input'],
   properties: {
     model: { type: 'string', minLength: 1 },
+    // Texts, or token ids (one input as an array of ids, or several as arrays of them).
     input: {
       anyOf: [
         { type: 'string', minLength: 1 },
         { type: 'array', minItems: 1, maxItems: MAX_EMBEDDING_INPUTS, items: { type: 'string', minLength: 1 } },
+        { type: 'array', minItems: 1, items: tokenId },
+        { type: 'array', minItems: 1, maxItems: MAX_EMBEDDING_INPUTS, items: { type: 'array', minItems: 1, items: tokenId } },
       ],
     },
     encoding_format: { enum: ['float', 'base64'] },
@@ -24,7 +29,7 @@ export const embeddingsSchema = {
 
 export interface EmbeddingsBody {
   model: string;
-  input: string | string[];
+  input: string | string[] | number[] | number[][];
   encoding_format?: 'float' | 'base64';
   dimensions?: number;
   user?: string;
@@ -39,5 +44,22 @@ export function validateEmbeddingsBody(body: unknown): EmbeddingsBody {
     throw new InvalidRequestError(
       `'input' holds ${input.length} items; at most ${MAX_EMBEDDING_INPUTS} strings are allowed per request.`, { param: 'input', code: 'too_many_inputs' });
   }
+  if (Array.isArray(input) && input.length > 0 && !isUniform(input)) {
+    throw new InvalidRequestError("'input' must be a string, a list of strings, a list of token ids, or a list of such lists, not a mix.", { param: 'input', code: 'invalid_type' });
+  }
   return validate(body);
+}
+
+function isUniform(input: unknown[]): boolean {
+  const kind = (item: unknown) => (Array.isArray(item) ? 'array' : typeof item);
+  return input.every((item) => kind(item) === kind(input[0]));
+}
+
+/** The inputs: texts, or token ids per input. */
+export function embeddingInputs(body: EmbeddingsBody): { texts: string[] } | { tokens: number[][] } {
+  const { input } = body;
+  if (typeof input === 'string') return { texts: [input] };
+  if (typeof input[0] === 'number') return { tokens: [input as number[]] };
+  if (Array.isArray(input[0])) return { tokens: input as number[][] };
+  return { texts: input as string[] };
 }

@@ -1,15 +1,13 @@
 /** `POST /v1/embeddings` as an endpoint handler. */
 import { validateModelParams } from '../../catalog/params';
 import { embeddingCost } from '../../catalog/pricing';
-import type { EmbeddingsBody } from './body';
+import type { ModelRecord } from '../../catalog/types';
+import { embeddingInputs, type EmbeddingsBody } from './body';
 import { estimateTokens } from '../chat/tokens';
+import { InvalidRequestError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import type { EndpointHandler } from '../types';
 import { modelAdapter } from '../model-adapter';
-
-function inputs(body: EmbeddingsBody): string[] {
-  return typeof body.input === 'string' ? [body.input] : body.input;
-}
 
 function modelParams(body: EmbeddingsBody): Record<string, unknown> {
   const params: Record<string, unknown> = {};
@@ -25,25 +23,44 @@ export function encodeBase64Floats(vector: number[]): string {
   return buffer.toString('base64');
 }
 
+/** Token ids mean something only to the tokenizer they came from: models whose record says they take them. */
+function tokenInputUnsupported(record: ModelRecord): InvalidRequestError {
+  return new InvalidRequestError(
+    `Model '${record.slug}' takes text only; token ids are read by the models that tokenize as they were made (OpenAI's text-embedding models, sim-embed). Send the text.`,
+    { param: 'input', code: 'token_input_not_supported_by_model' },
+  );
+}
+
+/** Tokens in the input: counted exactly for token ids, estimated generously (3 chars a token) for text. */
+function inputTokenEstimate(body: EmbeddingsBody): number {
+  const inputs = embeddingInputs(body);
+  if ('tokens' in inputs) return inputs.tokens.reduce((n, ids) => n + ids.length, 0);
+  return Math.ceil(inputs.texts.reduce((n, s) => n + s.length, 0) / 3) + inputs.texts.length;
+}
+
 export const embeddingsHandler: EndpointHandler<EmbeddingsBody> = {
   endpoint: 'embeddings',
   modality: 'embedding',
 
   check(record, body) {
+    if ('tokens' in embeddingInputs(body) && !record.capabilities.tokenInput) throw tokenInputUnsupported(record);
     validateModelParams(record, modelParams(body));
   },
 
   estimate(record, body) {
-    // Generous (3 chars a token) so the settlement only ever gives back.
-    const chars = inputs(body).reduce((n, s) => n + s.length, 0);
-    return embeddingCost(record, { inputTokens: Math.ceil(chars / 3) + inputs(body).length });
+    // Generous so the settlement only ever gives back.
+    return embeddingCost(record, { inputTokens: inputTokenEstimate(body) });
   },
 
   async call(record, body, env) {
     const adapter = modelAdapter(env.providers, record, 'embedding');
-    const texts = inputs(body);
-    const result = await adapter.doEmbed({ input: texts, dimensions: body.dimensions }, { requestId: env.requestId, simulate: env.simulate, signal: env.signal });
-    const inputTokens = result.usage.inputTokens > 0 ? result.usage.inputTokens : estimateTokens(texts.reduce((n, s) => n + s.length, 0));
+    const inputs = embeddingInputs(body);
+    if ('tokens' in inputs && !adapter.tokenInput) throw tokenInputUnsupported(record);
+    const request = 'tokens' in inputs ? { input: [], tokens: inputs.tokens } : { input: inputs.texts };
+    const result = await adapter.doEmbed({ ...request, dimensions: body.dimensions }, { requestId: env.requestId, simulate: env.simulate, signal: env.signal });
+    const inputTokens = result.usage.inputTokens > 0
+      ? result.usage.inputTokens
+      : 'tokens' in inputs ? inputTokenEstimate(body) : estimateTokens(inputs.texts.reduce((n, s) => n + s.length, 0));
     const chargeMicro = embeddingCost(record, { inputTokens });
     const base64 = body.encoding_format === 'base64';
     return {

@@ -46,8 +46,17 @@ export const imageEditFieldsSchema = {
   additionalProperties: true,
 } as const;
 
+/** What `POST /v1/images/variations` takes besides the image (OpenAI's fields; `model` defaults to dall-e-2). */
+export const DEFAULT_VARIATION_MODEL = 'dall-e-2';
+export const imageVariationFieldsSchema = {
+  type: 'object',
+  properties: { model: imageParams.model, n: imageParams.n, size: imageParams.size, response_format: imageParams.response_format, user: imageParams.user },
+  additionalProperties: false,
+} as const;
+
 export interface ImageGenerationBody {
   model: string;
+  /** Absent on variations. */
   prompt: string;
   n?: number;
   size?: string;
@@ -64,6 +73,7 @@ export interface ImageEditBody extends ImageGenerationBody {
 }
 
 export const validateImageGenerationBody = compileSchema<ImageGenerationBody>(imageGenerationSchema);
+const validateVariationFields = compileSchema<Omit<ImageGenerationBody, 'model' | 'prompt'> & { model?: string }>(imageVariationFieldsSchema);
 const validateEditFields = compileSchema<ImageGenerationBody>(imageEditFieldsSchema);
 
 /** Fields that name request plumbing rather than model parameters. */
@@ -74,4 +84,10 @@ export function validateImageEditFields(fields: Record<string, unknown>): ImageG
     if (name in fields) throw new InvalidRequestError(`'${name}' must be sent as a file, not as a text field.`, { param: name, code: 'invalid_type' });
   }
   return validateEditFields(fields);
+}
+
+export function validateImageVariationFields(fields: Record<string, unknown>): Omit<ImageGenerationBody, 'prompt'> {
+  if ('image' in fields) throw new InvalidRequestError("'image' must be sent as a file, not as a text field.", { param: 'image', code: 'invalid_type' });
+  const typed = validateVariationFields(fields);
+  return { ...typed, model: typed.model ?? DEFAULT_VARIATION_MODEL };
 }

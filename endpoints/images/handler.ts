@@ -15,6 +15,7 @@ import { InvalidRequestError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import type { ImageResult } from '../../providers/types';
 import { callContext, imageBytes, jsonResponse, readUpload, signedResultUrl, storeResult } from '../media';
+import { imagesUsage, responseFields } from './openai-fields';
 import { modelAdapter } from '../model-adapter';
 import type { CallEnv, CallOutcome, EndpointHandler } from '../types';
 
@@ -40,9 +41,18 @@ export function imageDelivery(record: ModelRecord, params: Record<string, unknow
   return record.family && ALWAYS_BASE64_FAMILIES.has(record.family) ? 'b64_json' : 'url';
 }
 
-function checkImageRequest(record: ModelRecord, body: ImageGenerationBody, edit: boolean): Record<string, unknown> {
-  if (edit && !record.capabilities.imageEdit) {
-    throw new InvalidRequestError(`Model '${record.slug}' does not support image edits; use an image model with the imageEdit capability (GET /v1/models?modality=image).`, { param: 'model', code: 'model_not_supported' });
+/** What the request does with images: make them from a prompt, edit given ones, or vary one. */
+export type ImageTask = 'generate' | 'edit' | 'variation';
+
+const TASK_CAPABILITY: Record<Exclude<ImageTask, 'generate'>, { capability: 'imageEdit' | 'imageVariation'; what: string }> = {
+  edit: { capability: 'imageEdit', what: 'image edits' },
+  variation: { capability: 'imageVariation', what: 'image variations' },
+};
+
+function checkImageRequest(record: ModelRecord, body: ImageGenerationBody, task: ImageTask): Record<string, unknown> {
+  const needs = task === 'generate' ? null : TASK_CAPABILITY[task];
+  if (needs && !record.capabilities[needs.capability]) {
+    throw new InvalidRequestError(`Model '${record.slug}' does not support ${needs.what}; use an image model with the ${needs.capability} capability (GET /v1/models?modality=image).`, { param: 'model', code: 'model_not_supported' });
   }
   if (body.stream && !record.capabilities.streaming) {
     throw new InvalidRequestError(`Model '${record.slug}' does not support 'stream'; send the request without it.`, { param: 'stream', code: 'unsupported_parameter' });
@@ -50,12 +60,12 @@ function checkImageRequest(record: ModelRecord, body: ImageGenerationBody, edit:
   return validateModelParams(record, imageModelParams(body));
 }
 
-function estimate(record: ModelRecord, body: ImageGenerationBody, edit: boolean): number {
-  return imageCost(record, checkImageRequest(record, body, edit));
+function estimate(record: ModelRecord, body: ImageGenerationBody, task: ImageTask): number {
+  return imageCost(record, checkImageRequest(record, body, task));
 }
 
-async function callImageModel(record: ModelRecord, body: ImageGenerationBody | ImageEditBody, env: CallEnv, edit: boolean): Promise<CallOutcome> {
-  const params = checkImageRequest(record, body, edit);
+async function callImageModel(record: ModelRecord, body: ImageGenerationBody | ImageEditBody, env: CallEnv, task: ImageTask): Promise<CallOutcome> {
+  const params = checkImageRequest(record, body, task);
   const delivery = imageDelivery(record, params);
   const { n, size, ...rest } = params;
   const upstreamParams = Object.fromEntries(Object.entries(rest).filter(([name]) => !GATEWAY_DECIDED.has(name)));
@@ -65,12 +75,16 @@ async function callImageModel(record: ModelRecord, body: ImageGenerationBody | I
 
   const adapter = modelAdapter(env.providers, record, 'image');
   let result: ImageResult;
-  if (edit) {
+  if (task === 'edit') {
     const editBody = body as ImageEditBody;
     if (!adapter.doEdit) throw new InvalidRequestError(`Model '${record.slug}' cannot edit images on this gateway.`, { param: 'model', code: 'model_not_supported' });
     const images = await Promise.all(editBody.image.map((ref) => readUpload(env.storage, ref)));
     const mask = editBody.mask ? await readUpload(env.storage, editBody.mask) : undefined;
     result = await adapter.doEdit({ ...request, images, ...(mask ? { mask } : {}) }, callContext(env));
+  } else if (task === 'variation') {
+    if (!adapter.doVary) throw new InvalidRequestError(`Model '${record.slug}' cannot make image variations on this gateway.`, { param: 'model', code: 'model_not_supported' });
+    const { prompt: _none, ...variation } = request;
+    result = await adapter.doVary({ ...variation, image: await readUpload(env.storage, (body as ImageEditBody).image[0]) }, callContext(env));
   } else {
     result = await adapter.doGenerate(request, callContext(env));
   }
@@ -79,21 +93,20 @@ async function callImageModel(record: ModelRecord, body: ImageGenerationBody | I
   for (const [index, image] of result.images.entries()) {
     const bytes = await imageBytes(record, image, env);
     const key = await storeResult(env.storage, env.requestId, `image-${index}`, bytes, image.mediaType);
-    const revised_prompt = image.revisedPrompt ?? body.prompt;
+    // Variations have no prompt to revise.
+    const revised = image.revisedPrompt ?? body.prompt;
+    const revisedPrompt = revised !== undefined ? { revised_prompt: revised } : {};
     data.push(delivery === 'url'
-      ? { url: await signedResultUrl(env.storage, key, image.mediaType), revised_prompt }
-      : { b64_json: bytes.toString('base64'), revised_prompt });
+      ? { url: await signedResultUrl(env.storage, key, image.mediaType), ...revisedPrompt }
+      : { b64_json: bytes.toString('base64'), ...revisedPrompt });
   }
 
   // Settled from what was produced: the images that came back, at the requested size and quality.
   const chargeMicro = imageCost(record, { ...params, n: result.images.length });
-  const response: Record<string, unknown> = { created: env.created, data };
-  if (record.family && ALWAYS_BASE64_FAMILIES.has(record.family)) {
-    for (const name of ['background', 'output_format', 'quality', 'size']) if (params[name] !== undefined) response[name] = params[name];
-  }
-  if (result.usage) {
-    response.usage = { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens, total_tokens: result.usage.inputTokens + result.usage.outputTokens };
-  }
+  // GPT Image's answers say what was rendered (as OpenAI's do); the DALL·E line's do not.
+  const echoes = record.family && ALWAYS_BASE64_FAMILIES.has(record.family);
+  const response: Record<string, unknown> = { created: env.created, data, ...(echoes ? responseFields(params, result.reported) : {}) };
+  if (result.usage) response.usage = imagesUsage(result.usage);
   response.credits_used = microToCredits(chargeMicro);
   return {
     response: await jsonResponse(env.storage, env.requestId, response, delivery === 'b64_json'),
@@ -102,18 +115,17 @@ async function callImageModel(record: ModelRecord, body: ImageGenerationBody | I
   };
 }
 
-export const imageGenerationsHandler: EndpointHandler<ImageGenerationBody> = {
-  endpoint: 'images.generations',
-  modality: 'image',
-  check: (record, body) => void checkImageRequest(record, body, false),
-  estimate: (record, body) => estimate(record, body, false),
-  call: (record, body, env) => callImageModel(record, body, env, false),
-};
+function imageHandler<Body extends ImageGenerationBody>(endpoint: EndpointHandler['endpoint'], task: ImageTask): EndpointHandler<Body> {
+  return {
+    endpoint,
+    modality: 'image',
+    check: (record, body) => void checkImageRequest(record, body, task),
+    estimate: (record, body) => estimate(record, body, task),
+    call: (record, body, env) => callImageModel(record, body, env, task),
+  };
+}
 
-export const imageEditsHandler: EndpointHandler<ImageEditBody> = {
-  endpoint: 'images.edits',
-  modality: 'image',
-  check: (record, body) => void checkImageRequest(record, body, true),
-  estimate: (record, body) => estimate(record, body, true),
-  call: (record, body, env) => callImageModel(record, body, env, true),
-};
+export const imageGenerationsHandler = imageHandler<ImageGenerationBody>('images.generations', 'generate');
+export const imageEditsHandler = imageHandler<ImageEditBody>('images.edits', 'edit');
+/** The body carries the one input image as `image[0]` (no prompt). */
+export const imageVariationsHandler = imageHandler<ImageEditBody>('images.variations', 'variation');

@@ -34,7 +34,7 @@ export function buildGenerateContentRequest(model: string, req: ChatRequest): Ge
     const toolConfig = toToolConfig(req.toolChoice);
     if (toolConfig) body.toolConfig = toolConfig;
   }
-  const generationConfig = toGenerationConfig(req);
+  const generationConfig = toGenerationConfig(model, req);
   if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
   return body;
 }
@@ -136,7 +136,17 @@ function toToolConfig(choice: ChatRequest['toolChoice']): GeminiGenerateContentR
   return { functionCallingConfig: { mode } };
 }
 
-function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig {
+/** OpenAI's reasoning_effort as Google's own OpenAI-compatible endpoint maps it onto Gemini 2.5 budgets. */
+const THINKING_BUDGETS: Record<string, number> = { none: 0, minimal: 0, low: 1024, medium: 8192, high: 24576 };
+
+function thinkingConfig(model: string, effort: string): GeminiGenerationConfig['thinkingConfig'] {
+  if (/gemini-3/.test(model)) return { thinkingLevel: effort === 'high' ? 'high' : 'low' };
+  const budget = THINKING_BUDGETS[effort];
+  if (budget === undefined) throw new InvalidRequestError(`reasoning_effort '${effort}' has no Gemini equivalent`, { param: 'reasoning_effort', code: 'invalid_value' });
+  return { thinkingBudget: budget };
+}
+
+function toGenerationConfig(model: string, req: ChatRequest): GeminiGenerationConfig {
   const config: GeminiGenerationConfig = {};
   if (req.maxTokens !== undefined) config.maxOutputTokens = req.maxTokens;
   if (req.temperature !== undefined) config.temperature = req.temperature;
@@ -145,6 +155,7 @@ function toGenerationConfig(req: ChatRequest): GeminiGenerationConfig {
   if (req.seed !== undefined) config.seed = req.seed;
   if (req.presencePenalty !== undefined) config.presencePenalty = req.presencePenalty;
   if (req.frequencyPenalty !== undefined) config.frequencyPenalty = req.frequencyPenalty;
+  if (req.reasoningEffort !== undefined) config.thinkingConfig = thinkingConfig(model, req.reasoningEffort);
   const format = req.responseFormat;
   if (format && format.type !== 'text') {
     config.responseMimeType = 'application/json';

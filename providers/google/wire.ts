@@ -37,6 +37,8 @@ export interface GeminiGenerationConfig {
   responseMimeType?: string;
   responseJsonSchema?: Record<string, unknown>;
   responseModalities?: string[];
+  /** Gemini 2.5 takes a token budget (0 turns thinking off where allowed); Gemini 3 takes a level. */
+  thinkingConfig?: { thinkingBudget?: number; thinkingLevel?: 'low' | 'high' };
   imageConfig?: { aspectRatio?: string; imageSize?: string };
 }
 

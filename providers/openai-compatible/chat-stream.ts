@@ -2,13 +2,13 @@
 import { UpstreamError } from '../../core/errors';
 import type { Connection } from '../connection';
 import { expectShape, extractErrorMessage, parseSseJson, readSse, upstreamFetch } from '../http';
-import type { CallContext, ChatStreamPart, FinishReason, TokenUsage } from '../types';
-import { contentText, mapFinishReason, mapUsage } from './chat-wire';
+import type { CallContext, ChatStreamPart, ChatTokenLogprob, FinishReason, TokenUsage } from '../types';
+import { contentText, mapFinishReason, mapUsage, tokenLogprobs } from './chat-wire';
 import { isObject, isOptionalString, type JsonObject } from './shape';
 
-export async function* streamChatCompletion(connection: Connection, body: JsonObject, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
+export async function* streamChatCompletion(connection: Connection, url: string, body: JsonObject, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
   const provider = connection.providerId;
-  const { response, done, endDeadline } = await upstreamFetch(provider, connection.url('/chat/completions'), connection.request(ctx, { json: body, headers: { accept: 'text/event-stream' } }));
+  const { response, done, endDeadline } = await upstreamFetch(provider, url, connection.request(ctx, { json: body, headers: { accept: 'text/event-stream' } }));
   // The per-attempt deadline bounds the wait for the first byte; the stream itself is bounded by
   // readSse's idle timeout and by the caller's signal, which keeps cancelling the body until `done`.
   endDeadline();
@@ -20,12 +20,17 @@ export async function* streamChatCompletion(connection: Connection, body: JsonOb
 }
 
 async function* translateStream(provider: string, response: Response, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
-  let finishReason: FinishReason | null = null;
+  // By choice index (one choice unless the request asked for `n` > 1).
+  const finishReasons: FinishReason[] = [];
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  const finish = (): ChatStreamPart => {
+    const reasons = Array.from(finishReasons, (reason) => reason ?? 'stop');
+    return { type: 'finish', finishReason: reasons[0] ?? 'stop', usage, ...(reasons.length > 1 ? { finishReasons: reasons } : {}) };
+  };
   for await (const event of readSse(provider, response, { signal: ctx.signal })) {
     const data = event.data.trim();
     if (data === '[DONE]') {
-      yield { type: 'finish', finishReason: finishReason ?? 'stop', usage };
+      yield finish();
       return;
     }
     if (data === '') continue;
@@ -39,23 +44,26 @@ async function* translateStream(provider: string, response: Response, ctx: CallC
     if (isObject(chunk.usage)) usage = mapUsage(chunk.usage);
     const choices = chunk.choices ?? [];
     expectShape(provider, Array.isArray(choices), 'stream chunk choices are not a list');
-    const choice = choices[0];
-    if (!isObject(choice)) continue;
-    if (isObject(choice.delta)) yield* deltaParts(provider, choice.delta);
-    if (choice.finish_reason !== undefined && choice.finish_reason !== null) finishReason = mapFinishReason(choice.finish_reason);
+    for (const choice of choices) {
+      if (!isObject(choice)) continue;
+      const index = typeof choice.index === 'number' && Number.isInteger(choice.index) && choice.index >= 0 ? choice.index : 0;
+      if (isObject(choice.delta)) yield* deltaParts(provider, choice.delta, index, isObject(choice.logprobs) ? tokenLogprobs(choice.logprobs.content) : undefined);
+      if (choice.finish_reason !== undefined && choice.finish_reason !== null) finishReasons[index] = mapFinishReason(choice.finish_reason);
+    }
   }
   // The body ended without `[DONE]`: a host that just closes after the last chunk has still finished
   // when it named a finish reason; otherwise the answer was cut off.
-  if (finishReason === null) {
+  if (finishReasons.length === 0) {
     throw new UpstreamError(`${provider} ended the stream before it finished`, { kind: 'network', provider, code: 'upstream_stream_truncated' });
   }
-  yield { type: 'finish', finishReason, usage };
+  yield finish();
 }
 
-function* deltaParts(provider: string, delta: JsonObject): Generator<ChatStreamPart> {
+function* deltaParts(provider: string, delta: JsonObject, index: number, logprobs: ChatTokenLogprob[] | null | undefined): Generator<ChatStreamPart> {
   expectShape(provider, isOptionalString(delta.refusal) && (delta.content === undefined || delta.content === null || typeof delta.content === 'string' || Array.isArray(delta.content)), 'stream delta content is not text');
   const text = contentText(delta.content) ?? delta.refusal;
-  if (text) yield { type: 'text-delta', delta: text };
+  const choice = index > 0 ? { choice: index } : {};
+  if (text) yield { type: 'text-delta', delta: text, ...choice, ...(logprobs ? { logprobs } : {}) };
   if (delta.tool_calls === undefined || delta.tool_calls === null) return;
   expectShape(provider, Array.isArray(delta.tool_calls), 'stream tool calls are not a list');
   for (const [position, call] of delta.tool_calls.entries()) {
@@ -67,6 +75,7 @@ function* deltaParts(provider: string, delta: JsonObject): Generator<ChatStreamP
       type: 'tool-call-delta',
       // Hosts that send each call whole in one chunk sometimes omit the index.
       index: typeof call.index === 'number' ? call.index : position,
+      ...choice,
       ...(typeof call.id === 'string' && call.id ? { id: call.id } : {}),
       ...(typeof fn.name === 'string' && fn.name ? { name: fn.name } : {}),
       argumentsDelta: typeof args === 'string' ? args : isObject(args) ? JSON.stringify(args) : '',

@@ -1,5 +1,5 @@
 /** Translation between the gateway's ChatRequest/ChatResult and the `/chat/completions` wire format. */
-import type { ChatRequest, ChatToolCall, FinishReason, TokenUsage } from '../types';
+import type { ChatLogprobs, ChatRequest, ChatTokenLogprob, ChatToolCall, FinishReason, TokenUsage } from '../types';
 import { isObject, tokenCount, type JsonObject } from './shape';
 
 export function chatCompletionBody(model: string, req: ChatRequest, opts: { maxCompletionTokens: boolean }): JsonObject {
@@ -19,7 +19,40 @@ export function chatCompletionBody(model: string, req: ChatRequest, opts: { maxC
   if (req.presencePenalty !== undefined) body.presence_penalty = req.presencePenalty;
   if (req.frequencyPenalty !== undefined) body.frequency_penalty = req.frequencyPenalty;
   if (req.user !== undefined) body.user = req.user;
+  if (req.n !== undefined && req.n > 1) body.n = req.n;
+  if (req.logprobs !== undefined) body.logprobs = req.logprobs;
+  if (req.topLogprobs !== undefined) body.top_logprobs = req.topLogprobs;
+  if (req.logitBias !== undefined) body.logit_bias = req.logitBias;
+  if (req.reasoningEffort !== undefined) body.reasoning_effort = req.reasoningEffort;
+  if (req.verbosity !== undefined) body.verbosity = req.verbosity;
   return body;
+}
+
+/** A choice's `logprobs` as the host sent it, when it has OpenAI's shape (anything else is left out). */
+export function mapLogprobs(value: unknown): ChatLogprobs | undefined {
+  if (!isObject(value)) return undefined;
+  const content = tokenLogprobs(value.content);
+  if (content === undefined) return undefined;
+  const refusal = tokenLogprobs(value.refusal);
+  return refusal ? { content, refusal } : { content };
+}
+
+/** A list of per-token log probabilities, or undefined when it is not one. */
+export function tokenLogprobs(value: unknown): ChatTokenLogprob[] | null | undefined {
+  if (value === null) return null;
+  if (!Array.isArray(value) || !value.every(isTokenLogprob)) return undefined;
+  return (value as JsonObject[]).map((entry) => ({
+    token: entry.token as string,
+    logprob: entry.logprob as number,
+    bytes: Array.isArray(entry.bytes) ? (entry.bytes as number[]) : null,
+    top_logprobs: Array.isArray(entry.top_logprobs)
+      ? (entry.top_logprobs as unknown[]).filter(isTokenLogprob).map((top) => ({ token: top.token as string, logprob: top.logprob as number, bytes: Array.isArray(top.bytes) ? (top.bytes as number[]) : null }))
+      : [],
+  }));
+}
+
+function isTokenLogprob(value: unknown): value is JsonObject {
+  return isObject(value) && typeof value.token === 'string' && typeof value.logprob === 'number';
 }
 
 /** OpenAI's reasons plus the spellings other OpenAI-compatible hosts use for the same thing. */

@@ -5,17 +5,21 @@ import type { CallContext, EmbeddingModelAdapter, EmbeddingRequest, EmbeddingRes
 import { isFiniteNumber, isObject, tokenCount, type JsonObject } from './shape';
 
 export class OpenAICompatibleEmbeddingModel implements EmbeddingModelAdapter {
+  /** The wire format takes arrays of token ids as `input` (which hosts understand them is the catalog's `tokenInput`). */
+  readonly tokenInput = true;
+
   constructor(private readonly connection: Connection, private readonly model: string) {}
 
   async doEmbed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
     const provider = this.connection.providerId;
-    const json: JsonObject = { model: this.model, input: req.input, encoding_format: 'float' };
+    const input = req.tokens ?? req.input;
+    const json: JsonObject = { model: this.model, input, encoding_format: 'float' };
     if (req.dimensions !== undefined) json.dimensions = req.dimensions;
     const { body } = await upstreamJson(provider, this.connection.url('/embeddings'), this.connection.request(ctx, { json }));
     expectShape(provider, isObject(body) && Array.isArray(body.data), 'embeddings without data');
     const items = body.data as unknown[];
     expectShape(provider, items.every(isEmbeddingItem), 'embedding items are not float vectors with an index');
-    expectShape(provider, items.length === req.input.length, `${items.length} embeddings for ${req.input.length} inputs`);
+    expectShape(provider, items.length === input.length, `${items.length} embeddings for ${input.length} inputs`);
     const sorted = [...(items as Array<{ index: number; embedding: number[] }>)].sort((a, b) => a.index - b.index);
     const usage = isObject(body.usage) ? body.usage : {};
     return {

@@ -1,7 +1,7 @@
 /** `/images/generations` (JSON) and `/images/edits` (multipart), both answering OpenAI's ImagesResponse. */
 import type { Connection } from '../connection';
 import { expectShape, upstreamJson } from '../http';
-import type { CallContext, GeneratedImage, ImageEditRequest, ImageGenerateRequest, ImageModelAdapter, ImageResult } from '../types';
+import type { CallContext, GeneratedImage, ImageEditRequest, ImageGenerateRequest, ImageInputFile, ImageModelAdapter, ImageResult, ImageVariationRequest } from '../types';
 import { isObject, isOptionalString, tokenCount, type JsonObject } from './shape';
 
 /** Streaming image generation is not part of this adapter; these would turn the answer into SSE. */
@@ -20,21 +20,34 @@ export class OpenAICompatibleImageModel implements ImageModelAdapter {
   }
 
   async doEdit(req: ImageEditRequest, ctx: CallContext): Promise<ImageResult> {
+    const form = this.form(req);
+    form.append('prompt', req.prompt);
+    // OpenAI takes one image as `image` and several as the array field `image[]`.
+    const imageField = req.images.length > 1 ? 'image[]' : 'image';
+    for (const image of req.images) appendFile(form, imageField, image);
+    if (req.mask) appendFile(form, 'mask', req.mask);
+    const { body } = await upstreamJson(this.connection.providerId, this.connection.url('/images/edits'), this.connection.request(ctx, { body: form }));
+    return this.result(body, req.params);
+  }
+
+  async doVary(req: ImageVariationRequest, ctx: CallContext): Promise<ImageResult> {
+    const form = this.form(req);
+    appendFile(form, 'image', req.image);
+    const { body } = await upstreamJson(this.connection.providerId, this.connection.url('/images/variations'), this.connection.request(ctx, { body: form }));
+    return this.result(body, req.params);
+  }
+
+  /** The multipart fields every image upload route shares: model, n, size and the model's parameters. */
+  private form(req: Omit<ImageVariationRequest, 'image'>): FormData {
     const form = new FormData();
     form.append('model', this.model);
-    form.append('prompt', req.prompt);
     form.append('n', String(req.n));
     if (req.size !== undefined) form.append('size', req.size);
     for (const [name, value] of Object.entries(passThroughParams(req.params))) {
       if (name === 'model' || name === 'prompt' || name === 'n' || name === 'size' || value === undefined || value === null) continue;
       form.append(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
     }
-    // OpenAI takes one image as `image` and several as the array field `image[]`.
-    const imageField = req.images.length > 1 ? 'image[]' : 'image';
-    for (const image of req.images) form.append(imageField, new Blob([image.data], { type: image.mediaType }), image.filename);
-    if (req.mask) form.append('mask', new Blob([req.mask.data], { type: req.mask.mediaType }), req.mask.filename);
-    const { body } = await upstreamJson(this.connection.providerId, this.connection.url('/images/edits'), this.connection.request(ctx, { body: form }));
-    return this.result(body, req.params);
+    return form;
   }
 
   private result(body: unknown, params: Record<string, unknown>): ImageResult {
@@ -44,9 +57,27 @@ export class OpenAICompatibleImageModel implements ImageModelAdapter {
     expectShape(provider, items.every(isImageItem), 'image items carry neither b64_json nor url');
     const format = typeof body.output_format === 'string' ? body.output_format : typeof params.output_format === 'string' ? params.output_format : undefined;
     const images = (items as JsonObject[]).map((item) => toGeneratedImage(item, format));
-    const usage = isObject(body.usage) ? { inputTokens: tokenCount(body.usage.input_tokens), outputTokens: tokenCount(body.usage.output_tokens) } : undefined;
-    return usage ? { images, usage } : { images };
+    const usage = isObject(body.usage) ? { inputTokens: tokenCount(body.usage.input_tokens), outputTokens: tokenCount(body.usage.output_tokens), ...imageInput(body.usage) } : undefined;
+    const reported = reportedSettings(body);
+    return { images, ...(usage ? { usage } : {}), ...(reported ? { reported } : {}) };
   }
+}
+
+function imageInput(usage: JsonObject): { imageInputTokens?: number } {
+  const details = isObject(usage.input_tokens_details) ? usage.input_tokens_details : {};
+  return typeof details.image_tokens === 'number' ? { imageInputTokens: tokenCount(details.image_tokens) } : {};
+}
+
+/** What GPT Image says it rendered (its `auto` quality and size resolved). */
+function reportedSettings(body: JsonObject): ImageResult['reported'] | undefined {
+  const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+  const reported = { size: text(body.size), quality: text(body.quality), background: text(body.background), outputFormat: text(body.output_format) };
+  const set = Object.fromEntries(Object.entries(reported).filter(([, value]) => value !== undefined));
+  return Object.keys(set).length > 0 ? set : undefined;
+}
+
+function appendFile(form: FormData, field: string, file: ImageInputFile): void {
+  form.append(field, new Blob([file.data], { type: file.mediaType }), file.filename);
 }
 
 function passThroughParams(params: Record<string, unknown>): Record<string, unknown> {

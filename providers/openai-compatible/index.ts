@@ -8,6 +8,7 @@ import type { Provider, ProviderOptions } from '../types';
 import { OpenAICompatibleChatModel } from './chat';
 import { OpenAICompatibleEmbeddingModel } from './embedding';
 import { OpenAICompatibleImageModel } from './image';
+import { OpenAICompatibleModerationModel } from './moderation';
 import { OpenAICompatibleSpeechModel } from './speech';
 import { OpenAICompatibleTranscriptionModel } from './transcription';
 
@@ -27,6 +28,10 @@ export interface OpenAICompatibleOptions extends ProviderOptions {
    * verbose output (durations then come from `usage.seconds` when the host reports it).
    */
   plainJsonTranscription?: ModelSwitch;
+  /** The host answers `n` chat choices in one call (otherwise the gateway makes one call per choice). */
+  nativeChoices?: ModelSwitch;
+  /** The chat completions path, for hosts that serve the format under another one. */
+  chatPath?: string;
 }
 
 export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): Provider {
@@ -35,6 +40,8 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
   return defineProvider(connection, {
     chat: (upstreamModel) => new OpenAICompatibleChatModel(connection, upstreamModel, {
       maxCompletionTokens: appliesTo(options.useMaxCompletionTokens, upstreamModel),
+      nativeChoices: appliesTo(options.nativeChoices, upstreamModel),
+      ...(options.chatPath ? { path: options.chatPath } : {}),
     }),
     embedding: (upstreamModel) => new OpenAICompatibleEmbeddingModel(connection, upstreamModel),
     image: (upstreamModel) => new OpenAICompatibleImageModel(connection, upstreamModel),
@@ -42,6 +49,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
     transcription: (upstreamModel) => new OpenAICompatibleTranscriptionModel(connection, upstreamModel, {
       plainJson: appliesTo(options.plainJsonTranscription, upstreamModel),
     }),
+    moderation: (upstreamModel) => new OpenAICompatibleModerationModel(connection, upstreamModel),
   });
 }
 

@@ -1,7 +1,10 @@
-/** `/audio/transcriptions`: multipart upload, verbose JSON back for the duration and segments. */
+/**
+ * `/audio/transcriptions` and `/audio/translations`: multipart upload, verbose JSON back for the duration
+ * and segments.
+ */
 import type { Connection } from '../connection';
 import { expectShape, upstreamJson } from '../http';
-import type { CallContext, TranscriptionModelAdapter, TranscriptionRequest, TranscriptionResult, TranscriptionSegment } from '../types';
+import type { CallContext, TranscriptionModelAdapter, TranscriptionRequest, TranscriptionResult, TranscriptionSegment, TranslationRequest } from '../types';
 import { isFiniteNumber, isObject, type JsonObject } from './shape';
 
 export class OpenAICompatibleTranscriptionModel implements TranscriptionModelAdapter {
@@ -11,7 +14,15 @@ export class OpenAICompatibleTranscriptionModel implements TranscriptionModelAda
     private readonly settings: { plainJson: boolean },
   ) {}
 
-  async doTranscribe(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult> {
+  doTranscribe(req: TranscriptionRequest, ctx: CallContext): Promise<TranscriptionResult> {
+    return this.send('/audio/transcriptions', req, ctx);
+  }
+
+  doTranslate(req: TranslationRequest, ctx: CallContext): Promise<TranscriptionResult> {
+    return this.send('/audio/translations', req, ctx);
+  }
+
+  private async send(path: string, req: TranslationRequest & { language?: string }, ctx: CallContext): Promise<TranscriptionResult> {
     const provider = this.connection.providerId;
     const form = new FormData();
     form.append('file', new Blob([req.audio], { type: req.mediaType }), req.filename);
@@ -20,7 +31,7 @@ export class OpenAICompatibleTranscriptionModel implements TranscriptionModelAda
     if (req.language !== undefined) form.append('language', req.language);
     if (req.prompt !== undefined) form.append('prompt', req.prompt);
     if (req.temperature !== undefined) form.append('temperature', String(req.temperature));
-    const { body } = await upstreamJson(provider, this.connection.url('/audio/transcriptions'), this.connection.request(ctx, { body: form }));
+    const { body } = await upstreamJson(provider, this.connection.url(path), this.connection.request(ctx, { body: form }));
     expectShape(provider, isObject(body) && typeof body.text === 'string', 'transcription without text');
     const segments = Array.isArray(body.segments) ? body.segments.filter(isSegment).map(toSegment) : [];
     const language = typeof body.language === 'string' && body.language ? { language: body.language } : {};
@@ -43,5 +54,11 @@ function isSegment(value: unknown): value is JsonObject {
 }
 
 function toSegment(segment: JsonObject, position: number): TranscriptionSegment {
-  return { id: isFiniteNumber(segment.id) ? segment.id : position, start: segment.start as number, end: segment.end as number, text: segment.text as string };
+  const out: TranscriptionSegment = { id: isFiniteNumber(segment.id) ? segment.id : position, start: segment.start as number, end: segment.end as number, text: segment.text as string };
+  const numbers = ['seek', 'temperature', 'avg_logprob', 'compression_ratio', 'no_speech_prob'].map((name) => segment[name]);
+  if (numbers.every(isFiniteNumber) && Array.isArray(segment.tokens) && segment.tokens.every(isFiniteNumber)) {
+    const [seek, temperature, avgLogprob, compressionRatio, noSpeechProb] = numbers as number[];
+    out.decoding = { seek, tokens: segment.tokens as number[], temperature, avgLogprob, compressionRatio, noSpeechProb };
+  }
+  return out;
 }

@@ -88,6 +88,8 @@ export interface EditSpec extends EncodeOptions {
   /** Where the mask is transparent the image is edited; elsewhere it is kept (OpenAI's convention). */
   mask?: Buffer;
   seed: number;
+  /** Output size (the input's when absent). */
+  size?: { width: number; height: number };
 }
 
 export interface EditedImage {
@@ -98,7 +100,9 @@ export interface EditedImage {
 
 /** Tints the input towards a seeded colour (inside the mask's transparent area only, when given). */
 export async function editImage(spec: EditSpec): Promise<EditedImage> {
-  const { data: pixels, info } = await sharp(spec.image).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const source = sharp(spec.image).ensureAlpha();
+  if (spec.size) source.resize(spec.size.width, spec.size.height, { fit: 'fill' });
+  const { data: pixels, info } = await source.raw().toBuffer({ resolveWithObject: true });
   const { width, height } = info;
   let editable: Buffer | null = null;
   if (spec.mask) {

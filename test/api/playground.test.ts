@@ -105,7 +105,7 @@ describe('Playground API: chats, receipts, sharing and roles', function () {
     expect((await viewer.json('GET', `/api/playground/chats/${chat.id}`)).status).to.equal(200);
     const refused = await viewer.json('POST', `/api/playground/chats/${chat.id}/messages`, { content: 'spend' });
     expect(refused.status).to.equal(403);
-    expect(refused.body.error.code).to.equal('insufficient_role');
+    expect(refused.body.error.code).to.equal('role_cannot_use_models');
     expect((await viewer.json('POST', '/api/playground/chats', { model: 'sim-chat' })).status).to.equal(403);
     // A developer may continue it, spending the workspace's credits.
     expect((await third.json('POST', `/api/playground/chats/${chat.id}/messages`, { content: 'continuing' })).status).to.equal(202);

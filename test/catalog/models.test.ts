@@ -5,7 +5,7 @@ import { MODALITIES, type ModelRecord, type ParamRule } from '../../catalog/type
 const SIMULATED_SLUGS = [
   'sim-chat', 'sim-chat-mini', 'sim-chat-audio', 'sim-chat-fail-429', 'sim-chat-fail-500', 'sim-chat-timeout', 'sim-chat-slow',
   'sim-embed', 'sim-embed-fail-500', 'sim-image', 'sim-image-fail-500', 'sim-tts', 'sim-tts-fail-500', 'sim-transcribe',
-  'sim-video', 'sim-video-fail', 'sim-music',
+  'sim-video', 'sim-video-fail', 'sim-music', 'sim-moderation',
 ];
 
 const PROVIDERS = [

@@ -26,6 +26,15 @@ describe('validateModelParams', () => {
     expect(err.code).to.equal('unsupported_parameter');
   });
 
+  it('accepts harmless client defaults a model cannot use, without passing them on, and refuses other values', () => {
+    // LangChain's DALL-E wrapper sends style and quality "standard" whatever the model; OpenAI accepts both for dall-e-2.
+    expect(validateModelParams(model('dall-e-2'), { style: 'vivid', quality: 'standard', size: '512x512' })).to.deep.equal({ n: 1, size: '512x512', response_format: 'url' });
+    expect(refusal(model('dall-e-2'), { quality: 'hd' }).param).to.equal('quality');
+    expect(validateModelParams(model('sim-image'), { style: 'natural' })).to.not.have.property('style');
+    expect(refusal(model('gpt-image-1'), { style: 'vivid' }).code).to.equal('unsupported_parameter');
+    expect(validateModelParams(model('dall-e-3'), { style: 'natural' })).to.include({ style: 'natural' });
+  });
+
   it('refuses a value outside the list, listing the allowed ones', () => {
     const err = refusal(model('dall-e-3'), { size: '512x512' });
     expect(err.message).to.equal("Invalid 'size' for model 'dall-e-3': '512x512'. Allowed values: 1024x1024, 1792x1024, 1024x1792.");

@@ -32,6 +32,46 @@ describe('simulated provider: chat', () => {
     expect(result.usage.outputTokens).to.equal(5);
   });
 
+  it('answers n different choices in one call, usage covering them all', async () => {
+    expect(chat.nativeChoices).to.equal(true);
+    const one = await chat.doGenerate(hello, ctx());
+    const three = await chat.doGenerate({ ...hello, n: 3 }, ctx());
+    expect(three.content).to.equal(one.content);
+    expect(three.moreChoices).to.have.length(2);
+    const texts = [three.content, ...three.moreChoices!.map((c) => c.content)];
+    expect(new Set(texts).size).to.equal(3);
+    expect(three.usage.inputTokens).to.equal(one.usage.inputTokens);
+    expect(three.usage.outputTokens).to.equal(texts.reduce((sum, t) => sum + Math.ceil(t!.length / 4), 0));
+  });
+
+  it('gives log probabilities token by token, the answer\'s token first among top_logprobs alternatives', async () => {
+    const result = await chat.doGenerate({ ...hello, logprobs: true, topLogprobs: 3 }, ctx());
+    const tokens = result.logprobs!.content!;
+    expect(tokens.map((t) => t.token).join('')).to.equal(result.content);
+    expect(tokens).to.have.length(result.usage.outputTokens);
+    for (const t of tokens) {
+      expect(t.logprob).to.be.at.most(0);
+      expect(t.bytes).to.deep.equal([...Buffer.from(t.token)]);
+      expect(t.top_logprobs).to.have.length(3);
+      expect(t.top_logprobs[0]).to.deep.equal({ token: t.token, logprob: t.logprob, bytes: t.bytes });
+      expect(t.top_logprobs[1].logprob).to.be.below(t.logprob);
+    }
+    expect((await chat.doGenerate(hello, ctx()))).to.not.have.property('logprobs');
+  });
+
+  it('streams each choice in turn with its index, text deltas carrying their tokens\' log probabilities', async () => {
+    const parts = await collect(chat.doStream({ ...hello, n: 2, logprobs: true }, ctx()));
+    const texts = ['', ''];
+    for (const part of parts) {
+      if (part.type !== 'text-delta') continue;
+      texts[part.choice ?? 0] += part.delta;
+      expect(part.logprobs!.map((t) => t.token).join('')).to.equal(part.delta);
+    }
+    const whole = await chat.doGenerate({ ...hello, n: 2 }, ctx());
+    expect(texts).to.deep.equal([whole.content, whole.moreChoices![0].content]);
+    expect(parts.at(-1)).to.deep.equal({ type: 'finish', finishReason: 'stop', usage: whole.usage, finishReasons: ['stop', 'stop'] });
+  });
+
   it('cuts the answer at a stop sequence', async () => {
     const result = await chat.doGenerate({ ...hello, stop: ['Paris'] }, ctx());
     expect(result.content).to.not.include('Paris');

@@ -46,6 +46,10 @@ export const ROUTES: RouteCase[] = [
   { method: 'DELETE', route: '/v1/files/:fileId', permission: 'files.write' },
   { method: 'GET', route: '/v1/videos/generations/:jobId', permission: 'jobs.read' },
   { method: 'GET', route: '/v1/requests/:id', permission: 'jobs.read' },
+  { method: 'GET', route: '/v1/videos', permission: 'jobs.read', cursors: ['after'] },
+  { method: 'GET', route: '/v1/videos/:videoId', permission: 'jobs.read' },
+  { method: 'GET', route: '/v1/videos/:videoId/content', permission: 'jobs.read' },
+  { method: 'DELETE', route: '/v1/videos/:videoId', permission: 'files.write' },
   { method: 'GET', route: '/v1/billing/balance', permission: 'billing.read' },
   { method: 'GET', route: '/v1/billing/ledger', permission: 'billing.read' },
   { method: 'GET', route: '/v1/responses/:responseId', permission: 'files.read' },
@@ -64,6 +68,8 @@ export const ROUTES: RouteCase[] = [
   { method: 'DELETE', route: '/v1/budget/alerts/:alertId', permission: 'budget_alerts.manage' },
   { method: 'POST', route: '/v1/chat/completions', permission: 'models.use', body: async () => ({ json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } }) },
   { method: 'POST', route: '/v1/responses', permission: 'models.use', body: async () => ({ json: { model: 'sim-chat', input: 'hi' } }) },
+  { method: 'POST', route: '/v1/completions', permission: 'models.use', body: async () => ({ json: { model: 'sim-chat', prompt: 'hi' } }) },
+  { method: 'POST', route: '/v1/moderations', permission: 'models.use', body: async () => ({ json: { model: 'sim-moderation', input: 'a quiet lake' } }) },
   { method: 'POST', route: '/v1/embeddings', permission: 'models.use', body: async () => ({ json: { model: 'sim-embed', input: 'a quiet lake' } }) },
   { method: 'POST', route: '/v1/images/generations', permission: 'models.use', body: async () => ({ json: { model: 'sim-image', prompt: 'a kite' } }) },
   {
@@ -73,12 +79,21 @@ export const ROUTES: RouteCase[] = [
   { method: 'POST', route: '/v1/audio/speech', permission: 'models.use', body: async () => ({ json: { model: 'sim-tts', voice: 'alloy', input: 'hello' } }) },
   { method: 'POST', route: '/v1/audio/transcriptions', permission: 'models.use', body: async () => ({ json: { model: 'sim-transcribe', file: WAV.toString('base64'), filename: 'speech.wav' } }) },
   { method: 'POST', route: '/v1/music/generations', permission: 'models.use', body: async () => ({ json: { model: 'sim-music', prompt: 'a calm loop', duration: 5 } }) },
+  {
+    method: 'POST', route: '/v1/audio/translations', permission: 'models.use',
+    body: async () => ({ form: [{ name: 'model', value: 'sim-transcribe' }, { name: 'file', filename: 'speech.wav', contentType: 'audio/wav', data: WAV }] }),
+  },
+  {
+    method: 'POST', route: '/v1/images/variations', permission: 'models.use',
+    body: async () => ({ form: [{ name: 'model', value: 'sim-image' }, { name: 'image', filename: 'a.png', contentType: 'image/png', data: await pngImage(16, 16) }] }),
+  },
+  { method: 'POST', route: '/v1/videos', permission: 'models.use', body: async () => ({ json: { model: 'sim-video', prompt: 'a kite', seconds: '4', size: '640x360' } }) },
   { method: 'POST', route: '/v1/videos/generations', permission: 'models.use', body: async () => ({ json: { model: 'sim-video', prompt: 'a kite', duration: 2, resolution: '360p' } }) },
 ];
 
 /** Fills the route's path parameters (every one with `id`, or a harmless default). */
 export function pathOf(route: RouteCase, id?: string): string {
-  const defaults: Record<string, string> = { slug: 'sim-chat', model: 'sim-chat', fileId: 'file_missing', jobId: 'vgen_missing', alertId: 'alert_missing', responseId: 'resp_missing', id: 'req_missing' };
+  const defaults: Record<string, string> = { slug: 'sim-chat', model: 'sim-chat', fileId: 'file_missing', jobId: 'vgen_missing', alertId: 'alert_missing', responseId: 'resp_missing', id: 'req_missing', videoId: 'video_missing' };
   return route.route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(id ?? defaults[name]));
 }
 

@@ -99,7 +99,8 @@ describe('security: budget alert webhooks', function () {
       expect(email.error).to.match(/^Given up after retrying/);
       expect(email.error).not.to.match(/ECONNREFUSED|127\.0\.0\.1|smtp/i);
       expect(hook).to.include({ channel: 'webhook', status: 'failed' });
-      expect(hook.error, hook.error).to.match(/^Given up after retrying for 3 s; last failure: .*HTTP 503/);
+      // The window may close while the last attempt is still in flight (a busy machine): then the timeout is the last failure.
+      expect(hook.error, hook.error).to.match(/^Given up after retrying for 3 s; last failure: (.*HTTP 503|activity ScheduleToClose timeout)/);
 
       // The list shows the same, and no attempt follows the give-up.
       const list = (await (await tenant.fetch('/v1/budget/alerts')).json()) as { data: View[] };

@@ -67,7 +67,7 @@ describe('POST /v1/audio/transcriptions', function () {
     expect(vtt as unknown as string).to.match(/^WEBVTT\n\n00:00:00\.000 --> /);
     const verbose = await tenant.client.audio.transcriptions.create({ model: 'sim-transcribe', file: await file(), response_format: 'verbose_json', timestamp_granularities: ['word', 'segment'], language: 'en' });
     expect(verbose.text).to.equal(SPOKEN);
-    expect(verbose.language).to.equal('en');
+    expect(verbose.language).to.equal('english');
     expect(verbose.duration).to.be.closeTo(wavSeconds(wav), 0.002);
     expect(verbose.segments!.map((s) => s.text).join(' ')).to.equal(SPOKEN);
     expect(verbose.words!.map((w) => w.word).join(' ')).to.equal(SPOKEN);

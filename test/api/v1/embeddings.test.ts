@@ -36,6 +36,29 @@ describe('POST /v1/embeddings', function () {
     expect(bytes.readFloatLE(0)).to.be.closeTo(viaFloat.data[0].embedding[0], 1e-6);
   });
 
+  it('embeds token ids, one input ([1,2,3]) or several ([[...],[...]]), counting each id as a token', async () => {
+    const one = await tenant.client.embeddings.create({ model: 'sim-embed', input: [1734, 2048, 99], encoding_format: 'float' });
+    expect(one.data).to.have.length(1);
+    expect(one.usage.prompt_tokens).to.equal(3);
+    const several = await tenant.client.embeddings.create({ model: 'sim-embed', input: [[1734, 2048, 99], [5, 6]], encoding_format: 'float' });
+    expect(several.data.map((d) => d.index)).to.deep.equal([0, 1]);
+    expect(several.data[0].embedding).to.deep.equal(one.data[0].embedding);
+    expect(several.data[1].embedding).to.not.deep.equal(one.data[0].embedding);
+    expect(several.usage.prompt_tokens).to.equal(5);
+  });
+
+  it('refuses token ids for models that take text only, and inputs that mix texts and ids', async () => {
+    const post = (body: unknown) => tenant.fetch('/v1/embeddings', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const voyage = await post({ model: 'voyage-3.5', input: [[1, 2, 3]] });
+    expect(voyage.status).to.equal(400);
+    expect(((await voyage.json()) as any).error).to.include({ param: 'input', code: 'token_input_not_supported_by_model' });
+    const mixed = await post({ model: 'sim-embed', input: ['text', [1, 2]] });
+    expect(mixed.status).to.equal(400);
+    expect(((await mixed.json()) as any).error).to.include({ param: 'input', code: 'invalid_type' });
+    const negative = await post({ model: 'sim-embed', input: [1, -2] });
+    expect(negative.status).to.equal(400);
+  });
+
   it('refuses more than 2048 inputs, and dimensions where the model takes none', async () => {
     const tooMany = await tenant.fetch('/v1/embeddings', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-embed', input: Array.from({ length: 2049 }, (_, i) => `t${i}`) }) });
     expect(tooMany.status).to.equal(400);

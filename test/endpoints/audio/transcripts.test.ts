@@ -38,11 +38,18 @@ describe('formatTranscript', () => {
 
   it('verbose_json: segments by default; words interpolated within their segment when asked', () => {
     const plain = formatTranscript(result, { format: 'verbose_json', seconds: 4.5 }) as { body: Record<string, any> };
-    expect(plain.body).to.include({ task: 'transcribe', language: 'en', duration: 4.5, text: 'Hello there. General Kenobi.' });
+    // OpenAI's verbose answers name the language.
+    expect(plain.body).to.include({ task: 'transcribe', language: 'english', duration: 4.5, text: 'Hello there. General Kenobi.' });
+    // OpenAI's segment fields; without the provider's decoding details, neutral values (seek at the start in 10 ms frames).
+    const neutral = { tokens: [], temperature: 0, avg_logprob: 0, compression_ratio: 1, no_speech_prob: 0 };
     expect(plain.body.segments).to.deep.equal([
-      { id: 0, start: 0, end: 1.25, text: 'Hello there.' },
-      { id: 1, start: 1.25, end: 4.5, text: 'General Kenobi.' },
+      { id: 0, seek: 0, start: 0, end: 1.25, text: 'Hello there.', ...neutral },
+      { id: 1, seek: 125, start: 1.25, end: 4.5, text: 'General Kenobi.', ...neutral },
     ]);
+    const decoded = { seek: 0, tokens: [50364, 2425], temperature: 0.2, avgLogprob: -0.3, compressionRatio: 1.1, noSpeechProb: 0.01 };
+    const upstream = formatTranscript({ ...result, segments: [{ ...result.segments[0], decoding: decoded }] }, { format: 'verbose_json', seconds: 4.5 }) as { body: Record<string, any> };
+    expect(upstream.body.segments[0]).to.include({ seek: 0, temperature: 0.2, avg_logprob: -0.3, compression_ratio: 1.1, no_speech_prob: 0.01 });
+    expect(upstream.body.segments[0].tokens).to.deep.equal([50364, 2425]);
     expect(plain.body).to.not.have.property('words');
     const words = formatTranscript(result, { format: 'verbose_json', seconds: 4.5, granularities: ['word'] }) as { body: Record<string, any> };
     expect(words.body).to.not.have.property('segments');

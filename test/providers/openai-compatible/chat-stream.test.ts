@@ -46,6 +46,31 @@ describe('openai-compatible chat (doStream)', () => {
     ]);
   });
 
+  it('names the choice of each part and carries its log probabilities when the host streams several choices', async () => {
+    const chunk = (index: number, delta: Record<string, unknown>, finish: string | null = null, logprobs: unknown = null) => ({
+      id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index, delta, logprobs, finish_reason: finish }],
+    });
+    const hi = { content: [{ token: 'Hi', logprob: -0.2, bytes: [72, 105], top_logprobs: [] }], refusal: null };
+    upstream.on(route, {
+      sse: [
+        chunk(0, { role: 'assistant', content: '' }), chunk(1, { role: 'assistant', content: '' }),
+        chunk(0, { content: 'Hi' }, null, hi), chunk(1, { content: 'Yo' }),
+        chunk(1, {}, 'length'), chunk(0, {}, 'stop'),
+        { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [], usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 } },
+        '[DONE]',
+      ],
+    });
+
+    const parts = await collect(provider({ nativeChoices: true }).chat!('gpt-4o-mini').doStream({ ...hello, n: 2, logprobs: true }, ctx));
+
+    expect(upstream.received(route)[0].json).to.include({ n: 2, logprobs: true });
+    expect(parts).to.deep.equal([
+      { type: 'text-delta', delta: 'Hi', logprobs: hi.content },
+      { type: 'text-delta', delta: 'Yo', choice: 1 },
+      { type: 'finish', finishReason: 'stop', usage: { inputTokens: 4, outputTokens: 2 }, finishReasons: ['stop', 'length'] },
+    ]);
+  });
+
   it('leaves usage at zeros when the host sends no usage chunk', async () => {
     const withoutUsage = textChunks.filter((chunk) => typeof chunk === 'string' || chunk.usage === null);
     upstream.on(route, { sse: withoutUsage });

@@ -137,6 +137,41 @@ describe('openai-compatible chat (doGenerate)', () => {
     expect(result.usage).to.deep.equal({ inputTokens: 0, outputTokens: 0 });
   });
 
+  it('carries n, logprobs, logit_bias, reasoning_effort and verbosity, and returns every choice with its log probabilities', async () => {
+    const token = (t: string, logprob: number) => ({ token: t, logprob, bytes: [...Buffer.from(t)], top_logprobs: [{ token: t, logprob, bytes: [...Buffer.from(t)] }] });
+    upstream.on(route, {
+      json: {
+        id: 'chatcmpl-n', object: 'chat.completion', created: 1, model: 'gpt-5',
+        // Listed out of order: the choices come back by index.
+        choices: [
+          { index: 1, message: { role: 'assistant', content: 'Hey' }, logprobs: { content: [token('Hey', -0.4)], refusal: null }, finish_reason: 'length' },
+          { index: 0, message: { role: 'assistant', content: 'Hi' }, logprobs: { content: [token('Hi', -0.1)], refusal: null }, finish_reason: 'stop' },
+        ],
+        usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+      },
+    });
+    const chat = provider({ nativeChoices: true }).chat!('gpt-5');
+    expect(chat.nativeChoices).to.equal(true);
+
+    const result = await chat.doGenerate({
+      messages: [{ role: 'user', content: 'Hi' }], n: 2, logprobs: true, topLogprobs: 1, logitBias: { '50256': -100 }, reasoningEffort: 'minimal', verbosity: 'low',
+    }, ctx);
+
+    expect(upstream.received(route)[0].json).to.deep.equal({
+      model: 'gpt-5', messages: [{ role: 'user', content: 'Hi' }], n: 2, logprobs: true, top_logprobs: 1, logit_bias: { '50256': -100 }, reasoning_effort: 'minimal', verbosity: 'low',
+    });
+    expect(result).to.deep.equal({
+      content: 'Hi', toolCalls: [], finishReason: 'stop', logprobs: { content: [token('Hi', -0.1)] },
+      usage: { inputTokens: 5, outputTokens: 2 }, upstreamId: 'chatcmpl-n',
+      moreChoices: [{ content: 'Hey', toolCalls: [], finishReason: 'length', logprobs: { content: [token('Hey', -0.4)] } }],
+    });
+  });
+
+  it('is not a host of several choices per call unless its options say so', () => {
+    expect(provider().chat!('llama-3.3-70b').nativeChoices).to.equal(false);
+    expect(provider({ nativeChoices: (model) => model.startsWith('gpt') }).chat!('gpt-4o').nativeChoices).to.equal(true);
+  });
+
   it('classifies a body without choices, or with a malformed tool call, as bad_response', async () => {
     upstream.sequence(route, [
       { json: { id: 'x', object: 'chat.completion', choices: [] } },

@@ -20,6 +20,17 @@ describe('openai-compatible embeddings', () => {
     expect(sent.json).to.deep.equal({ model: 'text-embedding-3-small', input: ['first', 'second'], encoding_format: 'float', dimensions: 3 });
   });
 
+  it('sends token ids as OpenAI takes them: input as lists of ids', async () => {
+    upstream.on(route, { json: embeddings });
+
+    const model = provider().embedding!('text-embedding-3-small');
+    const result = await model.doEmbed({ input: [], tokens: [[1734, 2048], [99]] }, ctx);
+
+    expect(model.tokenInput).to.equal(true);
+    expect(result.embeddings).to.have.length(2);
+    expect(upstream.received(route)[0].json).to.deep.equal({ model: 'text-embedding-3-small', input: [[1734, 2048], [99]], encoding_format: 'float' });
+  });
+
   it('leaves dimensions out when the request has none', async () => {
     upstream.on(route, { json: { ...embeddings, data: [embeddings.data[1]] } });
 

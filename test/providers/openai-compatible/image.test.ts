@@ -20,7 +20,8 @@ describe('openai-compatible images', () => {
       expect(result.images).to.have.length(1);
       expect(result.images[0].data!.equals(png)).to.equal(true);
       expect(result.images[0].mediaType).to.equal('image/png');
-      expect(result.usage).to.deep.equal({ inputTokens: 50, outputTokens: 4160 });
+      expect(result.usage).to.deep.equal({ inputTokens: 50, outputTokens: 4160, imageInputTokens: 0 });
+      expect(result.reported).to.deep.equal({ size: '1024x1024', quality: 'high', background: 'opaque', outputFormat: 'png' });
       const [sent] = upstream.received(route);
       expect(sent.headers.authorization).to.equal(`Bearer ${API_KEY}`);
       expect(sent.json).to.deep.equal({ model: 'gpt-image-1', prompt: 'A sea otter', n: 1, size: '1024x1024', ...params });

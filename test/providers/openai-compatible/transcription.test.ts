@@ -19,11 +19,13 @@ describe('openai-compatible transcription', () => {
       text: verbose.text,
       language: 'english',
       durationSeconds: 8.470000267028809,
-      segments: [
-        { id: 0, start: 0, end: 3.319999933242798, text: ' The beach was a popular spot on a hot summer day.' },
-        { id: 1, start: 3.319999933242798, end: 8.470000267028809, text: ' People were swimming in the ocean.' },
-      ],
+      // Whisper's decoding details come along for verbose_json answers.
+      segments: verbose.segments.map((s) => ({
+        id: s.id, start: s.start, end: s.end, text: s.text,
+        decoding: { seek: s.seek, tokens: s.tokens, temperature: s.temperature, avgLogprob: s.avg_logprob, compressionRatio: s.compression_ratio, noSpeechProb: s.no_speech_prob },
+      })),
     });
+    expect(result.segments.map((s) => s.text)).to.deep.equal([' The beach was a popular spot on a hot summer day.', ' People were swimming in the ocean.']);
     const [sent] = upstream.received(route);
     expect(sent.headers.authorization).to.equal(`Bearer ${API_KEY}`);
     const form = await parseMultipart(sent);
