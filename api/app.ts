@@ -1,6 +1,7 @@
 /**
  * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
- * path: request id -> error mapping -> per-IP safety net -> auth -> routes.
+ * path: request id -> metrics -> tracing -> error mapping -> per-IP safety net -> auth -> (model endpoints:
+ * admission control, key quotas) -> routes.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -23,12 +24,18 @@ import { billingRouter } from './billing/routes';
 import { budgetAlertsRouter } from './billing/budget-alerts';
 import { filesRouter } from './files/routes';
 import { videoGenerationsRouter, videoJobsRouter } from './videos/routes';
+import { admissionMiddleware } from './http/admission';
+import { metricsMiddleware, metricsRouter } from './http/metrics';
+import { tracingMiddleware } from './http/tracing';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
   app.silent = true;
   app.use(requestIdMiddleware());
+  app.use(metricsMiddleware(deps.metrics));
+  app.use(tracingMiddleware(deps.tracing));
   app.use(errorMiddleware(deps.log));
+  app.use(metricsRouter(deps).routes());
 
   const health = healthRouter(deps);
   app.use(health.routes());
@@ -45,6 +52,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   }
   // Model endpoints (and only they) count against the key's quotas.
   const modelEndpoints = new Router<GatewayState>();
+  modelEndpoints.use(admissionMiddleware({ limit: deps.config.maxInFlight, metrics: deps.metrics }));
   modelEndpoints.use(keyQuotaMiddleware(deps.db));
   for (const router of [chatRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)]) {
     modelEndpoints.use(router.routes(), router.allowedMethods());

@@ -42,6 +42,22 @@ export interface GatewayConfig {
   eagerStart: boolean;
   activityMode: 'local' | 'remote';
   inProcessResults: boolean;
+  /**
+   * Admission control: model requests one API process serves at once; beyond it a 503 with Retry-After
+   * (0: unbounded). See bench/README.md for how the default was chosen.
+   */
+  maxInFlight: number;
+  /** Prometheus metrics at `GET /metrics` (and the Temporal SDK's own, appended). */
+  metricsEnabled: boolean;
+  /** Where the Temporal SDK core serves its Prometheus metrics (absent: a free loopback port). */
+  temporalMetricsAddress?: string;
+  /** A worker-only process serves /metrics on this port (absent: none). */
+  workerMetricsPort?: number;
+  /** When set, operator endpoints (/metrics) require `Authorization: Bearer <token>`. */
+  operatorToken?: string;
+  /** OTLP/HTTP collector base URL; set: OpenTelemetry tracing on (API -> workflow -> activity -> upstream). */
+  otlpEndpoint?: string;
+  otelServiceName: string;
 }
 
 const schema = {
@@ -74,6 +90,13 @@ const schema = {
     GATEWAY_EAGER_START: { enum: ['true', 'false', '1', '0'] },
     GATEWAY_ACTIVITY_MODE: { enum: ['local', 'remote'] },
     GATEWAY_INPROCESS_RESULTS: { enum: ['true', 'false', '1', '0'] },
+    GATEWAY_MAX_IN_FLIGHT: { type: 'string', pattern: '^[0-9]+$' },
+    METRICS_ENABLED: { enum: ['true', 'false', '1', '0'] },
+    TEMPORAL_METRICS_ADDRESS: { type: 'string', pattern: '^[^\\s:]+:[0-9]{1,5}$' },
+    WORKER_METRICS_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
+    OPERATOR_TOKEN: { type: 'string', minLength: 16 },
+    OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string', pattern: '^https?://' },
+    OTEL_SERVICE_NAME: { type: 'string', minLength: 1 },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -128,5 +151,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     eagerStart: bool(present.GATEWAY_EAGER_START, true),
     activityMode: (present.GATEWAY_ACTIVITY_MODE as 'local' | 'remote' | undefined) ?? 'local',
     inProcessResults: bool(present.GATEWAY_INPROCESS_RESULTS, true),
+    maxInFlight: Number(present.GATEWAY_MAX_IN_FLIGHT ?? 128),
+    metricsEnabled: bool(present.METRICS_ENABLED, true),
+    temporalMetricsAddress: present.TEMPORAL_METRICS_ADDRESS,
+    workerMetricsPort: present.WORKER_METRICS_PORT ? Number(present.WORKER_METRICS_PORT) : undefined,
+    operatorToken: present.OPERATOR_TOKEN,
+    otlpEndpoint: present.OTEL_EXPORTER_OTLP_ENDPOINT,
+    otelServiceName: present.OTEL_SERVICE_NAME ?? 'model-gateway',
   };
 }

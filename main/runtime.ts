@@ -22,6 +22,8 @@ import { GATEWAY_SEARCH_ATTRIBUTES } from '../workflows/contracts';
 import { log as defaultLog, type Logger } from '../core/log';
 import { ObjectStorage, type StorageConfig } from '../infra/storage';
 import { connectTemporal, type TemporalHandles } from '../infra/temporal';
+import { GatewayMetrics, serveMetrics } from '../infra/metrics';
+import { startTracing } from '../infra/tracing';
 import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID } from '../worker/grant-schedule';
 
 export interface RuntimeOptions {
@@ -45,6 +47,7 @@ export interface Runtime {
   providers: ProviderRegistry;
   http: HttpServerHandle | null;
   worker: Worker | null;
+  metrics: GatewayMetrics | null;
   stop(): Promise<void>;
 }
 
@@ -54,7 +57,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   await prepareDatabase(db);
   const storage = new ObjectStorage(opts.s3);
   await storage.ensureBucket();
-  const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace);
+  const tracing = opts.config.otlpEndpoint ? startTracing({ endpoint: opts.config.otlpEndpoint, serviceName: opts.config.otelServiceName }) : null;
+  const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace, {
+    metrics: opts.config.metricsEnabled, metricsAddress: opts.config.temporalMetricsAddress, tracing: Boolean(tracing),
+  });
+  const metrics = opts.config.metricsEnabled ? new GatewayMetrics(temporal.metricsUrl) : null;
   await ensureSearchAttributes(temporal, log);
   const catalog = new ModelCatalog(db);
   await catalog.reload();
@@ -71,9 +78,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       connection: temporal.connection,
       namespace: temporal.namespace,
       taskQueue: opts.config.temporalTaskQueue,
-      deps: { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks } },
+      deps: {
+        db, catalog, storage, providers, observer: metrics?.activityObserver,
+        notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks },
+      },
       results,
       streams: streamRegistry,
+      tracing,
     });
     workerRun = worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); });
     await ensureMonthlyGrantSchedule(temporal.client, opts.config.temporalTaskQueue).then(
@@ -93,7 +104,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     };
     streamWorker = await createStreamWorker({
       connection: temporal.connection, namespace: temporal.namespace, taskQueue: streaming.taskQueue,
-      deps: { db, catalog, storage, providers, streams: streaming.registry },
+      deps: { db, catalog, storage, providers, streams: streaming.registry, observer: metrics?.activityObserver },
+      tracing,
     });
     streamWorkerRun = streamWorker.run().catch((err) => { log.error({ err }, 'stream worker stopped with an error'); });
     const app = createApp({
@@ -102,22 +114,30 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       // In-process results only help when this process also runs the worker that eagerly takes the run.
       results: opts.worker && opts.config.inProcessResults ? results : null,
       isProviderConfigured: (id) => providers.isConfigured(id),
+      metrics, tracing,
     });
     http = await startHttpServer(app, { host: opts.config.host, port: opts.port ?? opts.config.port });
   }
+  // A worker alone has no API to answer /metrics: its own port, when asked for.
+  const metricsServer = !opts.api && metrics && opts.config.workerMetricsPort !== undefined
+    ? await serveMetrics(metrics, { host: opts.config.host, port: opts.config.workerMetricsPort, operatorToken: opts.config.operatorToken })
+    : null;
+  if (metricsServer) log.info({ url: metricsServer.url }, 'worker metrics');
 
   let stopping: Promise<void> | null = null;
   return {
-    db, temporal, storage, catalog, providers, http, worker,
+    db, temporal, storage, catalog, providers, http, worker, metrics,
     stop() {
       stopping ??= (async () => {
         await http?.close();
+        await metricsServer?.close();
         for (const [w, run] of [[streamWorker, streamWorkerRun], [worker, workerRun]] as const) {
           if (!w) continue;
           if (w.getState() === 'RUNNING') w.shutdown();
           await run;
         }
         await temporal.connection.close().catch(() => undefined);
+        await tracing?.stop();
         await db.destroy();
       })();
       return stopping;

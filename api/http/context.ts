@@ -9,6 +9,8 @@ import type { ObjectStorage } from '../../infra/storage';
 import type { AuthContext } from './auth';
 import type { StreamRegistry } from '../../activities/stream-registry';
 import type { ResultBroker } from '../../worker/result-broker';
+import type { GatewayMetrics } from '../../infra/metrics';
+import type { Tracing } from '../../infra/tracing';
 
 /** What the API needs from the outside world; tests build it from the real stack. */
 export interface AppDeps {
@@ -24,6 +26,9 @@ export interface AppDeps {
   results: ResultBroker | null;
   /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */
   isProviderConfigured: (providerId: string) => boolean;
+  /** This process's metrics (null: METRICS_ENABLED=false) and tracing (null: off). */
+  metrics?: GatewayMetrics | null;
+  tracing?: Tracing | null;
 }
 
 export interface GatewayState extends Koa.DefaultState {
