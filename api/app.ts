@@ -1,7 +1,7 @@
 /**
  * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
- * path: request id -> metrics -> tracing -> error mapping -> per-IP safety net -> auth -> (model endpoints:
- * admission control, key quotas) -> routes.
+ * path: request id -> metrics -> tracing -> error mapping -> (model endpoints: admission control) -> per-IP
+ * safety net -> auth -> (model endpoints: key quotas) -> routes.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -41,6 +41,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   app.use(health.routes());
 
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
+  v1.use(admissionMiddleware({ limit: deps.config.maxInFlight, metrics: deps.metrics, applies: (ctx) => modelEndpoints.match(ctx.path.slice('/v1'.length), ctx.method).route }));
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
   for (const router of [modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps)]) {
@@ -52,7 +53,6 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   }
   // Model endpoints (and only they) count against the key's quotas.
   const modelEndpoints = new Router<GatewayState>();
-  modelEndpoints.use(admissionMiddleware({ limit: deps.config.maxInFlight, metrics: deps.metrics }));
   modelEndpoints.use(keyQuotaMiddleware(deps.db));
   for (const router of [chatRouter(deps), embeddingsRouter(deps), imagesRouter(deps), audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps)]) {
     modelEndpoints.use(router.routes(), router.allowedMethods());

@@ -21,13 +21,18 @@ export class ServerOverloadedError extends GatewayError {
 }
 
 /**
- * `limit`: requests served at once (0: no bound). The in-flight count is kept (and exported) either way.
- * A request holds its place until its handler returns, a stream until its last byte.
+ * `limit`: requests served at once (0: no bound); `applies`: which requests count (model endpoints). It runs
+ * first, so a refusal costs no database work. The in-flight count is kept (and exported) either way. A
+ * request holds its place until its handler returns, a stream until its last byte.
  */
-export function admissionMiddleware(opts: { limit: number; metrics?: GatewayMetrics | null; retryAfterSeconds?: number }): Koa.Middleware {
+export function admissionMiddleware(opts: { limit: number; applies: (ctx: Koa.Context) => boolean; metrics?: GatewayMetrics | null; retryAfterSeconds?: number }): Koa.Middleware {
   const retryAfter = opts.retryAfterSeconds ?? 1;
   let inFlight = 0;
-  return async (_ctx, next) => {
+  return async (ctx, next) => {
+    if (!opts.applies(ctx)) {
+      await next();
+      return;
+    }
     if (opts.limit > 0 && inFlight >= opts.limit) {
       opts.metrics?.rejected.inc();
       throw new ServerOverloadedError(retryAfter);
