@@ -3,11 +3,13 @@
  * single no-op local activity, each started eagerly by a client sharing one NativeConnection with the
  * worker that runs it (as the gateway's process does), its result awaited by long poll. Reports p50/p99 at
  * concurrency 1 and throughput at concurrency N, as one JSON line on stdout. Run by bench/run.ts as a child
- * process: TEMPORAL_ADDRESS, FLOOR_SERIAL, FLOOR_CONCURRENCY, FLOOR_DURATION_MS.
+ * process: TEMPORAL_ADDRESS, FLOOR_SERIAL, FLOOR_CONCURRENCY, FLOOR_DURATION_MS, and TEMPORAL_PID (the server's
+ * process, for its CPU time per workflow).
  */
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { closedLoop, percentile } from './load';
+import { cpuMsPerRequest, cpuSnapshot } from './proc';
 
 const SERIAL = Number(process.env.FLOOR_SERIAL ?? 500);
 const CONCURRENCY = Number(process.env.FLOOR_CONCURRENCY ?? 64);
@@ -43,10 +45,15 @@ async function main(): Promise<void> {
       const serial: number[] = [];
       await closedLoop({ concurrency: 1, requests: SERIAL }, () => run(workflow, serial));
       const concurrent: number[] = [];
+      const pids = { floor: process.pid, temporal: Number(process.env.TEMPORAL_PID) || null };
+      const cpu = cpuSnapshot(pids);
       const elapsedMs = await closedLoop({ concurrency: CONCURRENCY, durationMs: DURATION_MS }, () => run(workflow, concurrent));
       results[name] = {
         serial: { requests: serial.length, p50: round(percentile(serial, 50)), p99: round(percentile(serial, 99)) },
-        concurrent: { requests: concurrent.length, rps: round(concurrent.length / (elapsedMs / 1000)), p50: round(percentile(concurrent, 50)), p99: round(percentile(concurrent, 99)) },
+        concurrent: {
+          requests: concurrent.length, rps: round(concurrent.length / (elapsedMs / 1000)), p50: round(percentile(concurrent, 50)), p99: round(percentile(concurrent, 99)),
+          cpuMsPerRequest: cpuMsPerRequest(cpu, cpuSnapshot(pids), concurrent.length),
+        },
       };
     }
   });

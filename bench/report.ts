@@ -58,6 +58,15 @@ export function markdownReport(r: Results): string {
     ]]));
   }
 
+  const cpuRows: string[][] = [];
+  const cpu = (name: string, c: Record<string, number> | undefined, own: string) => {
+    if (c) cpuRows.push([name, ms(c[own]), ms(c.temporal)]);
+  };
+  cpu('floor: empty workflow', floor?.empty.concurrent.cpuMsPerRequest, 'floor');
+  cpu('floor: one local activity', floor?.oneLocalActivity.concurrent.cpuMsPerRequest, 'floor');
+  for (const [name, v] of Object.entries<any>(r.variants ?? {})) cpu(`this gateway (${name})`, v.concurrent.cpuMsPerRequest, 'gateway');
+  if (cpuRows.length) out.push('', table([`CPU time per request @${r.settings.concurrency}`, 'client + worker process', 'Temporal server'], cpuRows));
+
   const off = r.variants?.['metrics-off'];
   const traced = r.variants?.tracing;
   if (gw && (off || traced)) {

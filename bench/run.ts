@@ -17,6 +17,7 @@ import { resolveStack } from '../stack';
 import { freePort, stopAllProcesses } from '../stack/processes';
 import { percentile, runLoad, type LoadResult } from './load';
 import { markdownReport } from './report';
+import { cpuMsPerRequest, cpuSnapshot, findPid, memoryMiB, resetPeakRss } from './proc';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const SERIAL_REQUESTS = Number(args.get('serial') ?? 1000);
@@ -117,12 +118,12 @@ function summary(r: LoadResult) {
 type Summary = ReturnType<typeof summary>;
 
 /** Serial latency, throughput at CONCURRENCY and a stream's TTFT against `url`, plus what it adds to calling the mock directly. */
-async function measure(target: { url: string; headers: Record<string, string> }, direct: { serial: Summary; stream: Summary } | null, hooks: { beforeConcurrent?(): void; afterConcurrent?(): void } = {}) {
+async function measure(target: { url: string; headers: Record<string, string> }, direct: { serial: Summary; stream: Summary } | null, hooks: { beforeConcurrent?(): void; afterConcurrent?(s: Summary): void } = {}) {
   await runLoad({ ...target, body: CHAT, concurrency: 8, requests: 400 });
   const serial = summary(await runLoad({ ...target, body: CHAT, concurrency: 1, requests: SERIAL_REQUESTS }));
   hooks.beforeConcurrent?.();
   const concurrent = summary(await runLoad({ ...target, body: CHAT, concurrency: CONCURRENCY, durationMs: CONCURRENT_MS }));
-  hooks.afterConcurrent?.();
+  hooks.afterConcurrent?.(concurrent);
   const stream = summary(await runLoad({ ...target, body: STREAM, concurrency: 1, requests: STREAM_REQUESTS, firstChunk: true }));
   const added = direct ? {
     p50_ms: round(serial.p50 - direct.serial.p50),
@@ -135,30 +136,11 @@ async function measure(target: { url: string; headers: Record<string, string> },
 const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 32 });
 const STREAM = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 32, stream: true });
 
-/** Peak resident memory: Linux resets a process's VmHWM when 5 is written to its clear_refs. */
-function resetPeakRss(pid: number): boolean {
-  try {
-    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function memoryMiB(pid: number): { peakRssMiB: number; rssMiB: number } | null {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { peakRssMiB: round(kib('VmHWM') / 1024), rssMiB: round(kib('VmRSS') / 1024) };
-  } catch {
-    return null;
-  }
-}
-
 async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, S3_ENDPOINT: undefined });
   const stack = await resolveStack(config, { mode: 'test', dbName: `gateway_bench_${process.pid}`, persistTemporal: true });
   const mock = await startChild('bench/mock-upstream.js', {});
+  const temporalPid = findPid(['start-dev', stack.temporalAddress.split(':')[1]]);
   const results: Record<string, any> = {
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}`, loadAverageAtStart: os.loadavg().map(round) },
     settings: { serialRequests: SERIAL_REQUESTS, concurrentMs: CONCURRENT_MS, concurrency: CONCURRENCY, streamRequests: STREAM_REQUESTS, overloadConcurrency: OVERLOAD_CONCURRENCY, overloadMs: OVERLOAD_MS },
@@ -182,7 +164,7 @@ async function main(): Promise<void> {
 
     if (FLOOR) {
       const floor = await startChild('bench/floor.js', {
-        TEMPORAL_ADDRESS: stack.temporalAddress, FLOOR_SERIAL: String(Math.min(SERIAL_REQUESTS, 500)), FLOOR_CONCURRENCY: String(CONCURRENCY), FLOOR_DURATION_MS: String(CONCURRENT_MS),
+        TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_PID: String(temporalPid ?? ''), FLOOR_SERIAL: String(Math.min(SERIAL_REQUESTS, 500)), FLOOR_CONCURRENCY: String(CONCURRENCY), FLOOR_DURATION_MS: String(CONCURRENT_MS),
       });
       results.floor = floor.info;
       await stopChild(floor.child);
@@ -203,16 +185,19 @@ async function main(): Promise<void> {
       try {
         const pid = gateway.child.pid!;
         const target = { url: `${gateway.info.url}/v1/chat/completions`, headers: { authorization: `Bearer ${gateway.info.key}` } };
-        // Resident memory when ready (idle), when the concurrent phase starts, and its peak during that phase.
-        const probe: { atReady: ReturnType<typeof memoryMiB>; before?: ReturnType<typeof memoryMiB>; after?: ReturnType<typeof memoryMiB>; peakReset?: boolean } = { atReady: memoryMiB(pid) };
+        // Resident memory when ready (idle), when the concurrent phase starts, and its peak during that phase;
+        // CPU time per request of the gateway and the Temporal server during that phase.
+        const probe: Record<string, any> = { atReady: memoryMiB(pid) };
+        const pids = { gateway: pid, temporal: temporalPid };
         const result: Record<string, any> = await measure(target, results.direct, {
-          beforeConcurrent: () => { probe.before = memoryMiB(pid); probe.peakReset = resetPeakRss(pid); },
-          afterConcurrent: () => { probe.after = memoryMiB(pid); },
+          beforeConcurrent: () => { probe.before = memoryMiB(pid); probe.peakReset = resetPeakRss(pid); probe.cpu = cpuSnapshot(pids); },
+          afterConcurrent: (s) => { probe.after = memoryMiB(pid); probe.cpuMsPerRequest = cpuMsPerRequest(probe.cpu, cpuSnapshot(pids), s.requests); },
         });
         result.memory = probe.after && {
           ...probe.after, rssAtReadyMiB: probe.atReady?.rssMiB, rssBeforeConcurrentMiB: probe.before?.rssMiB,
           peakSince: probe.peakReset ? `the start of the concurrency-${CONCURRENCY} phase` : 'the process start',
         };
+        result.concurrent.cpuMsPerRequest = probe.cpuMsPerRequest;
         if (name === 'default' && OVERLOAD_MS > 0) {
           const overload = await runLoad({ ...target, body: CHAT, concurrency: OVERLOAD_CONCURRENCY, durationMs: OVERLOAD_MS, honorRetryAfter: true });
           result.overload = summary(overload);

@@ -48,6 +48,8 @@ export interface Runtime {
   http: HttpServerHandle | null;
   worker: Worker | null;
   metrics: GatewayMetrics | null;
+  /** Where a process without the API serves its metrics (WORKER_METRICS_PORT), else null. */
+  workerMetricsUrl: string | null;
   stop(): Promise<void>;
 }
 
@@ -126,7 +128,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   let stopping: Promise<void> | null = null;
   return {
-    db, temporal, storage, catalog, providers, http, worker, metrics,
+    db, temporal, storage, catalog, providers, http, worker, metrics, workerMetricsUrl: metricsServer?.url ?? null,
     stop() {
       stopping ??= (async () => {
         await http?.close();

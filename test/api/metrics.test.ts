@@ -62,3 +62,24 @@ describe('GET /metrics', function () {
     expect(text).to.match(/^temporal_workflow_completed\{/m);
   });
 });
+
+describe('a worker alone: metrics on WORKER_METRICS_PORT', function () {
+  this.timeout(120_000);
+  let worker: TestGateway;
+  const token = 'operator-token-for-tests-0123456789';
+  before(async function () {
+    this.timeout(180_000);
+    worker = await startTestGateway({ api: false, worker: true, env: { WORKER_METRICS_PORT: '0', OPERATOR_TOKEN: token } });
+  });
+  after(() => worker?.stop());
+
+  it('serves the same text on its own port, to the operator token only', async () => {
+    const url = worker.runtime.workerMetricsUrl!;
+    expect(url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    expect((await fetch(url)).status).to.equal(401);
+    const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).to.equal(200);
+    expect(response.headers.get('content-type')).to.match(/^text\/plain/);
+    expect(await response.text()).to.match(/^# TYPE gateway_upstream_errors_total counter$/m);
+  });
+});
