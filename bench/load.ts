@@ -32,7 +32,7 @@ export interface LoadOptions extends LoopOptions {
   url: string;
   headers: Record<string, string>;
   body: string;
-  /** Measure the time to the first `"content"` chunk of an SSE answer. */
+  /** Measure the time to the first SSE event with non-empty `"content"`. */
   firstChunk?: boolean;
   /** Behave like an official client: after a 429/503 with Retry-After, wait that long before the next request. */
   honorRetryAfter?: boolean;
@@ -56,12 +56,17 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const one = () => new Promise<void>((resolve) => {
     const t0 = performance.now();
     let first = 0;
+    let partial = '';
     const req = http.request({
       host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(opts.body), ...opts.headers },
     }, (res) => {
       res.on('data', (chunk: Buffer) => {
-        if (opts.firstChunk && !first && chunk.includes('"content":"') && !chunk.includes('"content":""}')) first = performance.now();
+        if (!opts.firstChunk || first) return;
+        // Whole SSE events only (several may arrive in one read): the first with non-empty content.
+        const events = (partial + chunk.toString('utf8')).split('\n\n');
+        partial = events.pop() ?? '';
+        if (events.some((event) => /"content":\s*"[^"]/.test(event))) first = performance.now();
       });
       res.on('end', () => {
         const t1 = performance.now();

@@ -70,8 +70,14 @@ export function markdownReport(r: Results): string {
   const off = r.variants?.['metrics-off'];
   const traced = r.variants?.tracing;
   if (gw && (off || traced)) {
-    const cost = (name: string, with_: any, without: any) => [name, signedMs(with_.serial.p50 - without.serial.p50), `${rps(without.concurrent.rps)} -> ${rps(with_.concurrent.rps)} (${(((with_.concurrent.rps - without.concurrent.rps) / without.concurrent.rps) * 100).toFixed(1)}%)`, signedMs((with_.stream.ttft_p50 ?? NaN) - (without.stream.ttft_p50 ?? NaN))];
-    out.push('', table(['cost of', 'p50 @1', `req/s @${r.settings.concurrency}`, 'TTFT p50'], [
+    const cpuOf = (v: any) => v.concurrent.cpuMsPerRequest?.gateway;
+    const cost = (name: string, with_: any, without: any) => [
+      name, signedMs(with_.serial.p50 - without.serial.p50),
+      `${rps(without.concurrent.rps)} -> ${rps(with_.concurrent.rps)} (${(((with_.concurrent.rps - without.concurrent.rps) / without.concurrent.rps) * 100).toFixed(1)}%)`,
+      signedMs((with_.stream.ttft_p50 ?? NaN) - (without.stream.ttft_p50 ?? NaN)),
+      `${ms(cpuOf(without))} -> ${ms(cpuOf(with_))}`,
+    ];
+    out.push('', table(['cost of', 'p50 @1', `req/s @${r.settings.concurrency}`, 'TTFT p50', `gateway CPU per request @${r.settings.concurrency}`], [
       ...(off ? [cost('metrics (default vs metrics-off)', gw, off)] : []),
       ...(traced ? [cost('tracing (tracing vs default)', traced, gw)] : []),
     ]));
