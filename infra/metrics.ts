@@ -21,6 +21,17 @@ export interface RequestObservation {
   fallbackDepth?: number;
 }
 
+let processMetrics: Registry | null = null;
+
+/** The Node process's own metrics, collected once per process however many gateways it runs (tests run many). */
+function processRegistry(): Registry {
+  if (!processMetrics) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly requests = new Counter({
@@ -54,9 +65,7 @@ export class GatewayMetrics {
   });
 
   /** `temporalUrl`: the Temporal SDK core's Prometheus endpoint, appended to this process's text. */
-  constructor(private readonly temporalUrl: string | null = null) {
-    collectDefaultMetrics({ register: this.registry });
-  }
+  constructor(private readonly temporalUrl: string | null = null) {}
 
   observeRequest(o: RequestObservation): void {
     this.requests.inc({ endpoint: o.endpoint, method: o.method, status: String(o.status) });
@@ -83,7 +92,7 @@ export class GatewayMetrics {
 
   /** The whole text: ours, then the Temporal SDK's (left out, with a comment, if its endpoint does not answer). */
   async render(): Promise<string> {
-    const own = await this.registry.metrics();
+    const own = `${await this.registry.metrics()}\n${await processRegistry().metrics()}`;
     if (!this.temporalUrl) return own;
     try {
       const response = await fetch(this.temporalUrl, { signal: AbortSignal.timeout(2000) });
