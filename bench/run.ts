@@ -110,7 +110,7 @@ function summary(r: LoadResult) {
     requests: r.latencies.length, errors: r.errors, statuses: r.statuses,
     rps: round(r.latencies.length / (r.elapsedMs / 1000)),
     p50: round(percentile(r.latencies, 50)), p90: round(percentile(r.latencies, 90)), p99: round(percentile(r.latencies, 99)),
-    max: round(Math.max(0, ...r.latencies)),
+    max: round(r.latencies.reduce((a, b) => Math.max(a, b), 0)),
     ...(r.firstChunk.length ? { ttft_p50: round(percentile(r.firstChunk, 50)), ttft_p99: round(percentile(r.firstChunk, 99)) } : {}),
     ...(r.refusedLatencies.length ? { refused_p99: round(percentile(r.refusedLatencies, 99)) } : {}),
   };
