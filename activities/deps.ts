@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { ModelCatalog } from '../domain/model-catalog';
 import type { ObjectStorage } from '../infra/storage';
 import type { ProviderRegistry } from '../providers/registry';
+import type { ActivityObserver } from './failure-policy';
 
 export interface ActivityDeps {
   db: Knex;
@@ -16,4 +17,6 @@ export interface ActivityDeps {
   notifications?: { smtpUrl: string | null; emailFrom: string; allowPrivateWebhooks?: boolean; deliveryGiveUpMs?: number };
   /** The activities' clock (tests inject one); defaults to the system clock. */
   clock?: () => Date;
+  /** Sees every activity failure (the process's metrics). */
+  observer?: ActivityObserver;
 }

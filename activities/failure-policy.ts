@@ -7,13 +7,19 @@ import { toActivityFailure } from './failures';
 
 type ActivityFunction = (...args: never[]) => Promise<unknown>;
 
-export function withFailurePolicy<T extends Record<string, ActivityFunction>>(activities: T): T {
+/** Sees every activity failure as thrown, before the policy converts it (metrics: upstream errors by provider and model). */
+export interface ActivityObserver {
+  failed(activity: string, input: unknown, err: unknown): void;
+}
+
+export function withFailurePolicy<T extends Record<string, ActivityFunction>>(activities: T, observer?: ActivityObserver): T {
   const wrapped: Record<string, ActivityFunction> = {};
   for (const [name, fn] of Object.entries(activities)) {
     wrapped[name] = async (...args: never[]) => {
       try {
         return await fn(...args);
       } catch (err) {
+        observer?.failed(name, args[0], err);
         throw toActivityFailure(err, currentAttempt());
       }
     };

@@ -24,14 +24,14 @@ export function createActivities(deps: ActivityDeps) {
     ...createBudgetActivities(deps),
     ...createVideoActivities(deps),
     ...createHoldActivities(deps),
-  });
+  }, deps.observer);
 }
 
 export type GatewayActivities = ReturnType<typeof createActivities>;
 
 /** Activities of the per-API-process stream worker (they write to connections this process holds). */
 export function createStreamActivities(deps: ActivityDeps & { streams: StreamRegistry }) {
-  return withFailurePolicy({ ...createChatStreamActivities(deps), ...createImageStreamActivities(deps) });
+  return withFailurePolicy({ ...createChatStreamActivities(deps), ...createImageStreamActivities(deps) }, deps.observer);
 }
 
 export type StreamActivities = ReturnType<typeof createStreamActivities>;

@@ -1,8 +1,9 @@
 /**
  * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
- * path: request id -> error mapping -> input checks (path and query) -> per-IP safety net -> auth ->
- * permission guard (domain/permissions.ts) -> routes. The web app's files and its /api session endpoints
- * sit beside /v1.
+ * path: request id -> metrics -> tracing -> error mapping -> CORS (/v1) -> input checks (path and query) ->
+ * (model endpoints: admission control) -> per-IP safety net -> auth -> permission guard
+ * (domain/permissions.ts) -> (model endpoints: key quotas) -> routes. The web app's files and its /api
+ * session endpoints sit beside /v1.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -38,13 +39,19 @@ import { requestsRouter } from './requests/routes';
 import { openAIVideoCreateRouter, openAIVideoJobsRouter } from './videos/openai-videos';
 import { completionsRouter } from './completions/routes';
 import { moderationsRouter } from './moderations/routes';
+import { admissionMiddleware } from './http/admission';
+import { metricsMiddleware, metricsRouter } from './http/metrics';
+import { tracingMiddleware } from './http/tracing';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
   app.silent = true;
   app.use(requestIdMiddleware());
+  app.use(metricsMiddleware(deps.metrics));
+  app.use(tracingMiddleware(deps.tracing));
   app.use(errorMiddleware(deps.log));
   app.use(corsMiddleware({ origins: deps.config.corsAllowedOrigins, prefix: '/v1' }));
+  app.use(metricsRouter(deps).routes());
 
   const health = healthRouter(deps);
   app.use(health.routes());
@@ -64,6 +71,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
 
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
   v1.use(rejectControlCharacters());
+  v1.use(admissionMiddleware({ limit: deps.config.maxInFlight, metrics: deps.metrics, applies: (ctx) => modelEndpoints.match(ctx.path.slice('/v1'.length), ctx.method).route }));
   v1.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
   v1.use(authMiddleware(deps.db));
   v1.use(keyKindGuard());

@@ -5,21 +5,44 @@
  */
 import http from 'node:http';
 
-export interface LoadOptions {
+export interface LoopOptions {
+  concurrency: number;
+  /** Stop after this many iterations, or after `durationMs`, whichever comes first. */
+  requests?: number;
+  durationMs?: number;
+}
+
+/** Runs `one` in `concurrency` closed loops; resolves with the elapsed milliseconds. */
+export async function closedLoop(opts: LoopOptions, one: () => Promise<void>): Promise<number> {
+  const started = performance.now();
+  const deadline = opts.durationMs ? started + opts.durationMs : Infinity;
+  const limit = opts.requests ?? Infinity;
+  let issued = 0;
+  const worker = async () => {
+    while (issued < limit && performance.now() < deadline) {
+      issued++;
+      await one();
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  return performance.now() - started;
+}
+
+export interface LoadOptions extends LoopOptions {
   url: string;
   headers: Record<string, string>;
   body: string;
-  concurrency: number;
-  /** Stop after this many requests, or after `durationMs`, whichever comes first. */
-  requests?: number;
-  durationMs?: number;
-  /** Measure the time to the first `"content"` chunk of an SSE answer. */
+  /** Measure the time to the first SSE event with non-empty `"content"`. */
   firstChunk?: boolean;
+  /** Behave like an official client: after a 429/503 with Retry-After, wait that long before the next request. */
+  honorRetryAfter?: boolean;
 }
 
 export interface LoadResult {
   latencies: number[];
   firstChunk: number[];
+  /** Latencies of the answers that were not 200 (e.g. 503s under overload). */
+  refusedLatencies: number[];
   errors: number;
   statuses: Record<number, number>;
   elapsedMs: number;
@@ -28,21 +51,22 @@ export interface LoadResult {
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const target = new URL(opts.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
-  const result: LoadResult = { latencies: [], firstChunk: [], errors: 0, statuses: {}, elapsedMs: 0 };
-  const started = performance.now();
-  const deadline = opts.durationMs ? started + opts.durationMs : Infinity;
-  let issued = 0;
-  const limit = opts.requests ?? Infinity;
+  const result: LoadResult = { latencies: [], firstChunk: [], refusedLatencies: [], errors: 0, statuses: {}, elapsedMs: 0 };
 
   const one = () => new Promise<void>((resolve) => {
     const t0 = performance.now();
     let first = 0;
+    let partial = '';
     const req = http.request({
       host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(opts.body), ...opts.headers },
     }, (res) => {
       res.on('data', (chunk: Buffer) => {
-        if (opts.firstChunk && !first && chunk.includes('"content":"') && !chunk.includes('"content":""}')) first = performance.now();
+        if (!opts.firstChunk || first) return;
+        // Whole SSE events only (several may arrive in one read): the first with non-empty content.
+        const events = (partial + chunk.toString('utf8')).split('\n\n');
+        partial = events.pop() ?? '';
+        if (events.some((event) => /"content":\s*"[^"]/.test(event))) first = performance.now();
       });
       res.on('end', () => {
         const t1 = performance.now();
@@ -50,24 +74,21 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
         if (res.statusCode === 200) {
           result.latencies.push(t1 - t0);
           if (opts.firstChunk) result.firstChunk.push((first || t1) - t0);
-        } else {
-          result.errors++;
+          resolve();
+          return;
         }
-        resolve();
+        result.errors++;
+        result.refusedLatencies.push(t1 - t0);
+        const retryAfter = Number(res.headers['retry-after']);
+        if (opts.honorRetryAfter && retryAfter > 0) setTimeout(resolve, retryAfter * 1000);
+        else resolve();
       });
     });
     req.on('error', () => { result.errors++; resolve(); });
     req.end(opts.body);
   });
 
-  const worker = async () => {
-    while (issued < limit && performance.now() < deadline) {
-      issued++;
-      await one();
-    }
-  };
-  await Promise.all(Array.from({ length: opts.concurrency }, worker));
-  result.elapsedMs = performance.now() - started;
+  result.elapsedMs = await closedLoop(opts, one);
   agent.destroy();
   return result;
 }

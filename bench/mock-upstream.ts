@@ -1,7 +1,8 @@
 /**
  * The benchmark's upstream: a minimal OpenAI-compatible server on loopback answering chat completions at
- * once (a fixed completion, or an SSE stream of small chunks). Run as its own process so it does not share
- * an event loop with what is measured.
+ * once (a fixed completion, or an SSE stream of small chunks when the JSON body asks for `stream: true`,
+ * however the client spaces its JSON). Run as its own process so it does not share an event loop with what
+ * is measured. It also swallows OTLP/HTTP trace exports (`POST /v1/traces`) for the tracing variant.
  */
 import http from 'node:http';
 
@@ -23,12 +24,23 @@ const streamBody = [
   'data: [DONE]\n\n',
 ];
 
+function wantsStream(body: Buffer): boolean {
+  try {
+    return (JSON.parse(body.toString('utf8')) as { stream?: unknown }).stream === true;
+  } catch {
+    return false;
+  }
+}
+
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
-    const streaming = Buffer.concat(chunks).includes('"stream":true');
-    if (streaming) {
+    if (req.url === '/v1/traces') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      return;
+    }
+    if (wantsStream(Buffer.concat(chunks))) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       for (const piece of streamBody) res.write(piece);
       res.end();

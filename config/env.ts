@@ -80,6 +80,20 @@ export interface GatewayConfig {
   outcomeWaitSeconds: number;
   /** The hold sweeper: seconds between sweeps, and the age below which a hold is left to its run. */
   holdSweep: { everySeconds: number; minAgeSeconds: number };
+  /**
+   * Admission control: model requests one API process serves at once; beyond it a 503 with Retry-After
+   * (0: unbounded). See bench/README.md for how the default was chosen.
+   */
+  maxInFlight: number;
+  /** Prometheus metrics at `GET /metrics` (and the Temporal SDK's own, appended). */
+  metricsEnabled: boolean;
+  /** Where the Temporal SDK core serves its Prometheus metrics (absent: a free loopback port). */
+  temporalMetricsAddress?: string;
+  /** A worker-only process serves /metrics on this port (absent: none). */
+  workerMetricsPort?: number;
+  /** OTLP/HTTP collector base URL; set: OpenTelemetry tracing on (API -> workflow -> activity -> upstream). */
+  otlpEndpoint?: string;
+  otelServiceName: string;
 }
 
 /** `id:base64key`; the key must decode to 32 bytes (checked after the pattern). */
@@ -130,6 +144,12 @@ const schema = {
     GATEWAY_OUTCOME_WAIT_SECONDS: { type: 'string', pattern: '^[0-9]+$' },
     GATEWAY_HOLD_SWEEP_SECONDS: { type: 'string', pattern: '^[1-9][0-9]*$' },
     GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS: { type: 'string', pattern: '^[0-9]+$' },
+    GATEWAY_MAX_IN_FLIGHT: { type: 'string', pattern: '^[0-9]+$' },
+    METRICS_ENABLED: { enum: ['true', 'false', '1', '0'] },
+    TEMPORAL_METRICS_ADDRESS: { type: 'string', pattern: '^[^\\s:]+:[0-9]{1,5}$' },
+    WORKER_METRICS_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
+    OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string', pattern: '^https?://' },
+    OTEL_SERVICE_NAME: { type: 'string', minLength: 1 },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -207,6 +227,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
       everySeconds: Number(present.GATEWAY_HOLD_SWEEP_SECONDS ?? 300),
       minAgeSeconds: Number(present.GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS ?? 60),
     },
+    maxInFlight: Number(present.GATEWAY_MAX_IN_FLIGHT ?? 128),
+    metricsEnabled: bool(present.METRICS_ENABLED, true),
+    temporalMetricsAddress: present.TEMPORAL_METRICS_ADDRESS,
+    workerMetricsPort: present.WORKER_METRICS_PORT ? Number(present.WORKER_METRICS_PORT) : undefined,
+    otlpEndpoint: present.OTEL_EXPORTER_OTLP_ENDPOINT,
+    otelServiceName: present.OTEL_SERVICE_NAME ?? 'model-gateway',
   };
 }
 

@@ -4,20 +4,25 @@
  */
 import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { NativeConnection, Runtime, type LogLevel, type LogMetadata } from '@temporalio/worker';
+import net from 'node:net';
 import { log } from '../core/log';
 
 let runtimeInstalled = false;
+/** Where the SDK core serves its Prometheus metrics (null: not at all, or a runtime installed by someone else). */
+let coreMetricsUrl: string | null = null;
 
 /**
  * Routes the Temporal SDK's own logging into our logger. Activity failures are part of normal operation
  * (retries, fallbacks) and their outcome is logged by the gateway, so the SDK's notes about them go to debug.
  */
-function installRuntimeLogger(): void {
+function installRuntime(metricsAddress: string | null): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   // A runtime someone else installed first (a test environment in the same process) stays in charge.
   if (Runtime._instance) return;
+  coreMetricsUrl = metricsAddress ? `http://${metricsAddress}/metrics` : null;
   const forward = (level: LogLevel, message: string, meta?: LogMetadata) => {
     const target = level === 'ERROR' ? 'error' : level === 'WARN' && !/^(Activity failed|Workflow failed|No workflows registered|No activities registered)/.test(message) ? 'warn' : 'debug';
     log[target]({ temporal: meta }, message);
@@ -34,7 +39,22 @@ function installRuntimeLogger(): void {
       error: (m, meta) => forward('ERROR', m, meta),
     },
     // The SDK core's own (Rust) logs go through the same logger instead of straight to stderr.
-    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+    telemetryOptions: {
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      ...(metricsAddress ? { metrics: { prometheus: { bindAddress: metricsAddress, useSecondsForDurations: true } } } : {}),
+    },
+  });
+}
+
+/** A free loopback address for the core's metrics endpoint (the core cannot report a port it chose itself). */
+async function freeLoopbackAddress(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(`127.0.0.1:${port}`));
+    });
   });
 }
 
@@ -44,11 +64,24 @@ export interface TemporalHandles {
   namespace: string;
   /** The encrypting data converter (infra/payload-codec.ts); workers on this connection use it too. */
   dataConverter: DataConverter;
+  /** The SDK core's Prometheus endpoint in this process, if it serves one. */
+  metricsUrl: string | null;
 }
 
-export async function connectTemporal(address: string, namespace: string, dataConverter: DataConverter): Promise<TemporalHandles> {
-  installRuntimeLogger();
+export interface TemporalTelemetry {
+  /** Serve the SDK core's metrics (on `metricsAddress`, else a free loopback port). Decided by the first connection of a process. */
+  metrics?: boolean;
+  metricsAddress?: string;
+  /** Propagate the active OpenTelemetry span into the workflows this client starts. */
+  tracing?: boolean;
+}
+
+export async function connectTemporal(address: string, namespace: string, dataConverter: DataConverter, telemetry: TemporalTelemetry = {}): Promise<TemporalHandles> {
+  if (!runtimeInstalled) installRuntime(telemetry.metrics ? telemetry.metricsAddress ?? await freeLoopbackAddress() : null);
   const connection = await NativeConnection.connect({ address });
-  const client = new Client({ connection, namespace, dataConverter });
-  return { connection, client, namespace, dataConverter };
+  const client = new Client({
+    connection, namespace, dataConverter,
+    ...(telemetry.tracing ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
+  });
+  return { connection, client, namespace, dataConverter, metricsUrl: coreMetricsUrl };
 }

@@ -23,6 +23,8 @@ import { log as defaultLog, type Logger } from '../core/log';
 import { ObjectStorage, type StorageConfig } from '../infra/storage';
 import { connectTemporal, type TemporalHandles } from '../infra/temporal';
 import { AesGcmPayloadCodec, gatewayDataConverter, resolveCodecKeys, resolveOperatorToken } from '../infra/payload-codec';
+import { GatewayMetrics, serveMetrics } from '../infra/metrics';
+import { startTracing } from '../infra/tracing';
 import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID } from '../worker/grant-schedule';
 import { ensureHoldSweeperSchedule } from '../worker/schedules';
 import { HOLD_SWEEPER_SCHEDULE_ID } from '../workflows/contracts';
@@ -48,6 +50,9 @@ export interface Runtime {
   providers: ProviderRegistry;
   http: HttpServerHandle | null;
   worker: Worker | null;
+  metrics: GatewayMetrics | null;
+  /** Where a process without the API serves its metrics (WORKER_METRICS_PORT), else null. */
+  workerMetricsUrl: string | null;
   stop(): Promise<void>;
 }
 
@@ -59,7 +64,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // Object storage is not needed to start (chat never touches it): the bucket is made now if S3 answers, else on first use.
   storage.ensureBucket().catch((err) => log.warn({ err }, 'object storage is unavailable; the bucket is created on first use'));
   const codec = new AesGcmPayloadCodec(resolveCodecKeys(opts.config));
-  const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace, gatewayDataConverter(codec));
+  const tracing = opts.config.otlpEndpoint ? startTracing({ endpoint: opts.config.otlpEndpoint, serviceName: opts.config.otelServiceName }) : null;
+  const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace, gatewayDataConverter(codec), {
+    metrics: opts.config.metricsEnabled, metricsAddress: opts.config.temporalMetricsAddress, tracing: Boolean(tracing),
+  });
+  const metrics = opts.config.metricsEnabled ? new GatewayMetrics(temporal.metricsUrl) : null;
   await ensureSearchAttributes(temporal, log);
   const catalog = new ModelCatalog(db);
   await catalog.reload();
@@ -72,7 +81,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let worker: Worker | null = null;
   const running: Array<{ worker: Worker; run: Promise<void> }> = [];
   if (opts.worker) {
-    const deps = { db, catalog, storage, providers, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } };
+    const deps = { db, catalog, storage, providers, observer: metrics?.activityObserver, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } };
     worker = await createGatewayWorker({
       connection: temporal.connection,
       namespace: temporal.namespace,
@@ -81,6 +90,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       deps,
       results,
       streams: streamRegistry,
+      tracing,
     });
     running.push({ worker, run: worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); }) });
     // Scheduled work has a task queue of its own, which every worker process polls.
@@ -109,7 +119,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     };
     const streamWorker = await createStreamWorker({
       connection: temporal.connection, namespace: temporal.namespace, dataConverter: temporal.dataConverter, taskQueue: streaming.taskQueue,
-      deps: { db, catalog, storage, providers, streams: streaming.registry },
+      deps: { db, catalog, storage, providers, streams: streaming.registry, observer: metrics?.activityObserver },
+      tracing,
     });
     // Stopped first: streams end before the workers whose workflows wait for them.
     running.unshift({ worker: streamWorker, run: streamWorker.run().catch((err) => { log.error({ err }, 'stream worker stopped with an error'); }) });
@@ -120,21 +131,29 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       results: opts.worker && opts.config.inProcessResults ? results : null,
       isProviderConfigured: (id) => providers.isConfigured(id),
       operators: { codec, token: resolveOperatorToken(opts.config) },
+      metrics, tracing,
     });
     http = await startHttpServer(app, { host: opts.config.host, port: opts.port ?? opts.config.port });
   }
+  // A worker alone has no API to answer /metrics: its own port, when asked for.
+  const metricsServer = !opts.api && metrics && opts.config.workerMetricsPort !== undefined
+    ? await serveMetrics(metrics, { host: opts.config.host, port: opts.config.workerMetricsPort, operatorToken: opts.config.operatorToken })
+    : null;
+  if (metricsServer) log.info({ url: metricsServer.url }, 'worker metrics');
 
   let stopping: Promise<void> | null = null;
   return {
-    db, temporal, storage, catalog, providers, http, worker,
+    db, temporal, storage, catalog, providers, http, worker, metrics, workerMetricsUrl: metricsServer?.url ?? null,
     stop() {
       stopping ??= (async () => {
         await http?.close();
+        await metricsServer?.close();
         for (const { worker: w, run } of running) {
           if (w.getState() === 'RUNNING') w.shutdown();
           await run;
         }
         await temporal.connection.close().catch(() => undefined);
+        await tracing?.stop();
         await db.destroy();
       })();
       return stopping;

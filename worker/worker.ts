@@ -2,25 +2,46 @@
  * Builds the gateway's worker on a shared NativeConnection. The workflow bundle is built once per process
  * (bundling takes seconds) and reused by every worker the process creates.
  */
-import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
+import {
+  makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
 import path from 'node:path';
 import { FAILURE_CONVERTER_PATH } from '../infra/payload-codec';
+import type { Tracing } from '../infra/tracing';
 import type { ActivityDeps } from '../activities';
 import { createActivities, createStreamActivities } from '../activities';
 import type { StreamRegistry } from '../activities/stream-registry';
 import type { ResultBroker } from './result-broker';
 
-let bundlePromise: Promise<WorkflowBundleWithSourceMap> | null = null;
+const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundlePromise ??= bundleWorkflowCode({
-    workflowsPath: require.resolve(path.join(__dirname, '..', 'workflows')),
-    // Workflow code writes its failures with the same converter as the worker (see infra/failure-converter.ts).
-    failureConverterPath: FAILURE_CONVERTER_PATH,
-    logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m) => console.warn(m), error: (m) => console.error(m) },
-  });
-  return bundlePromise;
+/** The workflow bundle, with Temporal's OpenTelemetry workflow interceptors when `tracing` (one build each). */
+export function workflowBundle(tracing = false): Promise<WorkflowBundleWithSourceMap> {
+  let bundle = bundles.get(tracing);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({
+      workflowsPath: require.resolve(path.join(__dirname, '..', 'workflows')),
+      // Workflow code writes its failures with the same converter as the worker (see infra/failure-converter.ts).
+      failureConverterPath: FAILURE_CONVERTER_PATH,
+      workflowInterceptorModules: tracing ? [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')] : [],
+      logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+    });
+    bundles.set(tracing, bundle);
+  }
+  return bundle;
+}
+
+/** Activity spans (joined to the workflow's) and the sink that exports workflow spans, when tracing is on. */
+function tracingOptions(tracing: Tracing | null | undefined): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
+  if (!tracing) return {};
+  return {
+    interceptors: {
+      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+    },
+    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+  };
 }
 
 export interface GatewayWorkerOptions {
@@ -34,17 +55,20 @@ export interface GatewayWorkerOptions {
   results?: ResultBroker;
   /** Streams held by an API in this process (empty in a worker-only process). */
   streams: StreamRegistry;
+  tracing?: Tracing | null;
 }
 
 export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<Worker> {
+  const traced = tracingOptions(opts.tracing);
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     dataConverter: opts.dataConverter,
     taskQueue: opts.taskQueue,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: await workflowBundle(Boolean(opts.tracing)),
     activities: { ...createActivities(opts.deps), ...createStreamActivities({ ...opts.deps, streams: opts.streams }) },
-    sinks: opts.results?.sinks(),
+    interceptors: traced.interceptors,
+    sinks: { ...opts.results?.sinks(), ...traced.sinks },
     // Short request workflows: keep many cached so sticky execution avoids history replays.
     maxCachedWorkflows: 2000,
     maxConcurrentWorkflowTaskExecutions: 200,
@@ -60,13 +84,14 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
  * The per-API-process stream worker: activities only, on a task queue no other process polls, so stream
  * activities land where the client's connection is.
  */
-export async function createStreamWorker(opts: { connection: NativeConnection; namespace: string; dataConverter: DataConverter; taskQueue: string; deps: ActivityDeps & { streams: StreamRegistry } }): Promise<Worker> {
+export async function createStreamWorker(opts: { connection: NativeConnection; namespace: string; dataConverter: DataConverter; taskQueue: string; deps: ActivityDeps & { streams: StreamRegistry }; tracing?: Tracing | null }): Promise<Worker> {
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     dataConverter: opts.dataConverter,
     taskQueue: opts.taskQueue,
     activities: createStreamActivities(opts.deps),
+    interceptors: tracingOptions(opts.tracing).interceptors,
     maxConcurrentActivityTaskExecutions: 1000,
     maxHeartbeatThrottleInterval: '1 second',
     shutdownGraceTime: '30 seconds',

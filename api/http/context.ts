@@ -10,6 +10,8 @@ import type { ObjectStorage } from '../../infra/storage';
 import type { AuthContext } from './auth';
 import type { StreamRegistry } from '../../activities/stream-registry';
 import type { ResultBroker } from '../../worker/result-broker';
+import type { GatewayMetrics } from '../../infra/metrics';
+import type { Tracing } from '../../infra/tracing';
 
 /** What the API needs from the outside world; tests build it from the real stack. */
 export interface AppDeps {
@@ -27,6 +29,9 @@ export interface AppDeps {
   isProviderConfigured: (providerId: string) => boolean;
   /** The operators' codec endpoint: the payload codec it runs, and its bearer token (null: the endpoint is off). */
   operators: { codec: PayloadCodec; token: string | null };
+  /** This process's metrics (null: METRICS_ENABLED=false) and tracing (null: off). */
+  metrics?: GatewayMetrics | null;
+  tracing?: Tracing | null;
 }
 
 export interface GatewayState extends Koa.DefaultState {
