@@ -1,6 +1,7 @@
 /**
  * LangChain's OpenAI integration (`@langchain/openai`) against the gateway, offline with the simulated
- * models: ChatOpenAI on chat completions (invoke, stream, bound tools, structured output), OpenAIEmbeddings
+ * models: ChatOpenAI on chat completions and on the Responses API (invoke, stream, bound tools, structured
+ * output), OpenAIEmbeddings
  * and the DALL-E wrapper with its defaults (which it sends to every model).
  */
 import { expect } from 'chai';
@@ -51,6 +52,44 @@ describe('@langchain/openai against the gateway', function () {
     const schema = z.object({ city: z.string(), population: z.number().int(), capital: z.boolean() });
     const result = await chat().withStructuredOutput(schema).invoke('Tell me about Oslo');
     expect(schema.safeParse(result).success, JSON.stringify(result)).to.equal(true);
+  });
+
+  describe('with useResponsesApi (POST /v1/responses)', () => {
+    const responses = () => chat({ useResponsesApi: true });
+
+    it('invoke answers with token usage, and is charged', async () => {
+      const before = (await getBalance(env.gateway.runtime.db, env.tenant.workspaceId)).totalMicro;
+      const message = await responses().invoke('Say hello through the Responses API');
+      expect(message.text).to.be.a('string').and.include('Say hello through the Responses API');
+      expect(message.usage_metadata!.input_tokens).to.be.greaterThan(0);
+      expect((await getBalance(env.gateway.runtime.db, env.tenant.workspaceId)).totalMicro).to.be.lessThan(before);
+    });
+
+    it('stream yields the answer in chunks that add up to the whole', async () => {
+      const whole = await responses().invoke('Stream a few words');
+      let text = '';
+      let chunks = 0;
+      for await (const chunk of await responses().stream('Stream a few words')) {
+        text += chunk.text;
+        chunks++;
+      }
+      expect(chunks).to.be.greaterThan(2);
+      expect(text).to.equal(whole.text);
+    });
+
+    it('bindTools: the model calls the bound tool', async () => {
+      const weather = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+      const message = await responses().bindTools([weather]).invoke('What is the weather in Oslo?');
+      expect(message.tool_calls).to.have.length(1);
+      expect(message.tool_calls![0].name).to.equal('get_weather');
+      expect(message.tool_calls![0].args).to.have.property('city').that.is.a('string');
+    });
+
+    it('withStructuredOutput returns an object that passes the zod schema', async () => {
+      const schema = z.object({ city: z.string(), population: z.number().int(), capital: z.boolean() });
+      const result = await responses().withStructuredOutput(schema).invoke('Tell me about Oslo');
+      expect(schema.safeParse(result).success, JSON.stringify(result)).to.equal(true);
+    });
   });
 
   it('OpenAIEmbeddings embeds a query and documents, with dimensions', async () => {
