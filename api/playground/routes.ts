@@ -11,6 +11,8 @@
  *   POST   /chats/:id/images                {prompt, model, size?, n?, quality?}
  *   POST   /chats/:id/speech                {model, voice, input, response_format?}: an audio message with its player file
  *   POST   /chats/:id/videos                {model, prompt, duration?, resolution?, ...}: a durable video job on a 'video' message
+ *   POST   /chats/:id/transcriptions        {model, file_id, language?, prompt?}: the transcript of an audio file of the chat
+ *   POST   /chats/:id/music                 {model, prompt, duration?, response_format?}: tracks as audio files
  *   GET    /messages/:id/video              the finished video of a 'video' message, to those who can read the chat
  *   POST   /chats/:id/files                 {filename, content_type, data (base64)}
  *   PUT    /chats/:id/sharing               {visibility, workspace_access?, members?: [{user_id, access}]} (owner)
@@ -36,11 +38,15 @@ import {
 } from '../../domain/playground';
 import { chatTotalMicro, receiptsFor } from '../../domain/playground-receipts';
 import { validateImageGenerationBody } from '../../endpoints/images/body';
-import { validateSpeechBody } from '../../endpoints/audio/body';
+import { validateSpeechBody, validateTranscriptionFields, type TranscriptionBody } from '../../endpoints/audio/body';
+import { validateMusicGenerationBody } from '../../endpoints/music/body';
+import { recogniseAudio } from '../../domain/uploads';
+import { sha256 } from '../../domain/idempotency';
 import { validateVideoGenerationBody } from '../../endpoints/videos/body';
 import { findVideoJob, type VideoJob } from '../../domain/video-jobs';
 import { createVideoJobFrom } from '../videos/create';
 import { checkRequestedModel } from '../requests/run';
+import type { Endpoint } from '../../endpoints/types';
 import { PlaygroundRuns } from './runs';
 import { chatBody } from './chat-body';
 import { runTimeline } from './timeline';
@@ -137,26 +143,22 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = { user: messageJson(user), assistant: messageJson(assistant) };
   });
 
-  router.post('/chats/:id/images', async (ctx) => {
-    const chat = await spender(ctx, ctx.params.id);
-    const b = await body(ctx);
-    const request = validateImageGenerationBody({ ...b, response_format: 'b64_json' });
-    await checkRequestedModel(ctx, deps, 'images.generations', request.model, request);
-    const assistant = await startGenerationMessages(ctx, chat, request.prompt, { kind: 'image', model: request.model, requestId: ctx.state.requestId });
-    await runs.startImages(ctx, assistant, chat, request as unknown as { model: string } & Record<string, unknown>);
-    ctx.status = 202;
-    ctx.body = { assistant: messageJson(assistant) };
-  });
-
-  router.post('/chats/:id/speech', async (ctx) => {
-    const chat = await spender(ctx, ctx.params.id);
-    const request = validateSpeechBody(await body(ctx));
-    await checkRequestedModel(ctx, deps, 'audio.speech', request.model, request);
-    const assistant = await startGenerationMessages(ctx, chat, request.input, { kind: 'audio', model: request.model, requestId: ctx.state.requestId });
-    await runs.startSpeech(ctx, assistant, chat, request as unknown as { model: string; input: string } & Record<string, unknown>);
-    ctx.status = 202;
-    ctx.body = { assistant: messageJson(assistant) };
-  });
+  /** A generation on the synchronous request workflow: validated as its API endpoint validates, then run for the member. */
+  const generation = <B extends { model: string }>(path: string, endpoint: Endpoint, kind: Message['kind'], validate: (b: Record<string, unknown>) => B, prompt: (request: B) => string,
+    start: (ctx: GatewayContext, message: Message, chat: Chat, request: B & Record<string, unknown>) => Promise<void>) => {
+    router.post(path, async (ctx) => {
+      const chat = await spender(ctx, ctx.params.id);
+      const request = validate(await body(ctx));
+      await checkRequestedModel(ctx, deps, endpoint, request.model, request);
+      const assistant = await startGenerationMessages(ctx, chat, prompt(request), { kind, model: request.model, requestId: ctx.state.requestId });
+      await start(ctx, assistant, chat, request as B & Record<string, unknown>);
+      ctx.status = 202;
+      ctx.body = { assistant: messageJson(assistant) };
+    });
+  };
+  generation('/chats/:id/images', 'images.generations', 'image', (b) => validateImageGenerationBody({ ...b, response_format: 'b64_json' }), (r) => r.prompt, (...a) => runs.startImages(...a));
+  generation('/chats/:id/speech', 'audio.speech', 'audio', validateSpeechBody, (r) => r.input, (...a) => runs.startSpeech(...a));
+  generation('/chats/:id/music', 'music.generations', 'audio', validateMusicGenerationBody, (r) => r.prompt, (...a) => runs.startMusic(...a));
 
   router.post('/chats/:id/videos', async (ctx) => {
     const chat = await spender(ctx, ctx.params.id);
@@ -166,6 +168,26 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     const assistant = await startGenerationMessages(ctx, chat, request.prompt, { kind: 'video', model: request.model, requestId: job.id });
     ctx.status = 202;
     ctx.body = { assistant: messageJson(assistant), job: jobJson(job) };
+  });
+
+  router.post('/chats/:id/transcriptions', async (ctx) => {
+    const chat = await spender(ctx, ctx.params.id);
+    const { file_id: fileId, ...fields } = await body(ctx);
+    const file = typeof fileId === 'string' ? await fileRecord(deps.db, chat.workspaceId, fileId) : null;
+    if (!file || file.chatId !== chat.id) throw new NotFoundError(`No file with id '${String(fileId)}' in this chat.`, { code: 'file_not_found', param: 'file_id' });
+    const typed = validateTranscriptionFields({ ...fields, response_format: 'json' });
+    const bytes = await deps.storage.getBuffer(file.storageKey);
+    const audio = recogniseAudio(bytes, bytes.length, { filename: file.filename, mediaType: file.contentType });
+    if (!audio) throw new InvalidRequestError(`The file '${file.filename}' is not audio a transcription model can take.`, { param: 'file_id', code: 'invalid_audio_format' });
+    // The Playground file itself is the upload: it stays with the chat after the run.
+    const request: TranscriptionBody = {
+      ...typed, file: { key: file.storageKey, filename: file.filename, mediaType: audio.mediaType, bytes: file.bytes, sha256: sha256(bytes), estimatedSeconds: audio.estimatedSeconds },
+    };
+    await checkRequestedModel(ctx, deps, 'audio.transcriptions', request.model, request);
+    const assistant = await startGenerationMessages(ctx, chat, file.filename, { kind: 'text', model: request.model, requestId: ctx.state.requestId, files: [file.id] });
+    await runs.startTranscription(ctx, assistant, request as unknown as { model: string } & Record<string, unknown>);
+    ctx.status = 202;
+    ctx.body = { assistant: messageJson(assistant) };
   });
 
   router.get('/messages/:id/video', async (ctx) => {
@@ -290,8 +312,8 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   /** The member's prompt and the running assistant message a generation fills in (the prompt titles a new chat). */
-  async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string }): Promise<Message> {
-    await addMessage(deps.db, { chatId: chat.id, role: 'user', content: prompt, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId });
+  async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string; files?: string[] }): Promise<Message> {
+    await addMessage(deps.db, { chatId: chat.id, role: 'user', content: prompt, files: run.files, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId });
     const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId });
     if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: prompt.slice(0, 60) });
     return assistant;

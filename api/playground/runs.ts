@@ -14,6 +14,7 @@ import type { modelRequestWorkflow } from '../../workflows/model-request';
 import { requestWorkflowId } from '../../workflows/contracts';
 import type { Endpoint, EndpointResponse } from '../../endpoints/types';
 import { loadPayload } from '../../activities/request-io';
+import { resultKey } from '../../endpoints/media';
 import { addFile, finishMessage, type Message, type PlaygroundFile } from '../../domain/playground';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { requestInput, startRequestWorkflow } from '../requests/start';
@@ -84,6 +85,28 @@ export class PlaygroundRuns {
       const audio = await this.deps.storage.getBuffer(response.storageKey);
       const extension = response.contentType.split('/')[1]?.replace(/^mpeg$/, 'mp3') ?? 'audio';
       return { files: [await this.storeFile(chat, message, `speech.${extension}`, response.contentType, audio)], content: body.input };
+    });
+  }
+
+  /** Music: each track the request stored, copied into a Playground file of the chat. */
+  async startMusic(ctx: GatewayContext, message: Message, chat: ChatRef, body: { model: string } & Record<string, unknown>): Promise<void> {
+    const { requestId } = ctx.state;
+    await this.startGeneration(ctx, message, 'music.generations', body, async (response) => {
+      const tracks = response.kind === 'json' ? (response.body as { data?: Array<{ content_type: string }> }).data ?? [] : [];
+      const files: PlaygroundFile[] = [];
+      for (const [i, track] of tracks.entries()) {
+        const audio = await this.deps.storage.getBuffer(resultKey(requestId, `track-${i}`, track.content_type));
+        files.push(await this.storeFile(chat, message, `track-${i + 1}.${track.content_type === 'audio/wav' ? 'wav' : 'mp3'}`, track.content_type, audio));
+      }
+      return { files, content: `${files.length} track${files.length === 1 ? '' : 's'}` };
+    });
+  }
+
+  /** A transcription of a Playground file: the transcript becomes the message's text. */
+  async startTranscription(ctx: GatewayContext, message: Message, body: { model: string } & Record<string, unknown>): Promise<void> {
+    await this.startGeneration(ctx, message, 'audio.transcriptions', body, async (response) => {
+      const text = response.kind === 'json' ? String((response.body as { text?: unknown }).text ?? '') : (await this.deps.storage.getBuffer(response.storageKey)).toString('utf8');
+      return { files: [], content: text };
     });
   }
 

@@ -4,7 +4,7 @@ import { invitedMember, signUp, type Session } from '../support/people';
 import { newChat, playgroundGateway, settledChat } from '../support/playground';
 import { creditsToMicro } from '../../core/money';
 
-describe('Playground API: speech and video generations in a chat', function () {
+describe('Playground API: speech, video, transcription and music in a chat', function () {
   this.timeout(120_000);
   let gateway: TestGateway;
   let stop: () => Promise<void>;
@@ -103,5 +103,39 @@ describe('Playground API: speech and video generations in a chat', function () {
     expect(bad.status).to.equal(400);
     expect(bad.body.error.param).to.equal('duration');
     expect((await owner.json('GET', `/api/playground/chats/${chat.id}`)).body.messages).to.have.length(0);
+  });
+  it('transcribes an uploaded audio file of the chat, and generates music as audio files, each with its receipt', async () => {
+    const key = await owner.json('POST', '/v1/organization/api_keys', { name: 'tts', preset: 'custom' });
+    const spoken = await fetch(`${gateway.url}/v1/audio/speech`, {
+      method: 'POST', headers: { authorization: `Bearer ${key.body.value}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-tts', voice: 'alloy', input: 'durable runs keep going', response_format: 'wav' }),
+    });
+    const wav = Buffer.from(await spoken.arrayBuffer());
+    const chat = await newChat(owner, { model: 'sim-transcribe' });
+    const file = await owner.json('POST', `/api/playground/chats/${chat.id}/files`, { filename: 'note.wav', content_type: 'audio/wav', data: wav.toString('base64') });
+    expect(file.status).to.equal(201);
+    const text = await owner.json('POST', `/api/playground/chats/${chat.id}/files`, { filename: 'a.txt', content_type: 'text/plain', data: Buffer.from('not audio').toString('base64') });
+    const refused = await owner.json('POST', `/api/playground/chats/${chat.id}/transcriptions`, { model: 'sim-transcribe', file_id: text.body.id });
+    expect(refused.status).to.equal(400);
+    expect(refused.body.error.code).to.equal('invalid_audio_format');
+
+    const sent = await owner.json('POST', `/api/playground/chats/${chat.id}/transcriptions`, { model: 'sim-transcribe', file_id: file.body.id });
+    expect(sent.status).to.equal(202);
+    const music = await owner.json('POST', `/api/playground/chats/${chat.id}/music`, { model: 'sim-music', prompt: 'a calm piano loop', duration: 5 });
+    expect(music.status).to.equal(202);
+
+    const settled = await settledChat(owner, chat.id);
+    const [upload, transcript, prompt, track] = settled.messages;
+    expect(upload.files).to.deep.equal([file.body.id]);
+    expect(transcript).to.include({ status: 'completed' });
+    expect(transcript.content.toLowerCase()).to.include('durable runs keep going');
+    expect(transcript.receipt).to.include({ endpoint: 'audio.transcriptions', modelUsed: 'sim-transcribe' });
+    expect(prompt.content).to.equal('a calm piano loop');
+    expect(track).to.include({ kind: 'audio', status: 'completed' });
+    expect(creditsToMicro(track.receipt.credits)).to.equal(await settledCredits(track.request_id)).and.to.be.greaterThan(0);
+    const audio = await owner.fetch(`/api/playground/files/${track.files[0]}`);
+    expect(audio.headers.get('content-type')).to.equal('audio/mpeg');
+    // The uploaded file stays with the chat after the run.
+    expect((await owner.fetch(`/api/playground/files/${file.body.id}`)).status).to.equal(200);
   });
 });
