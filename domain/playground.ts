@@ -30,7 +30,7 @@ export interface Message {
   id: string;
   chatId: string;
   role: 'user' | 'assistant' | 'system';
-  kind: 'text' | 'image';
+  kind: 'text' | 'image' | 'audio' | 'video';
   content: string;
   files: string[];
   model: string | null;

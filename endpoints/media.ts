@@ -42,8 +42,13 @@ export function extensionFor(mediaType: string): string {
 }
 
 /** Stores one result file under the request's prefix; returns its key. */
+/** Where a request's result named `name` is kept (the Playground copies results from there). */
+export function resultKey(requestId: string, name: string, contentType: string): string {
+  return `results/${requestId}/${name}.${extensionFor(contentType)}`;
+}
+
 export async function storeResult(storage: ObjectStorage, requestId: string, name: string, data: Buffer, contentType: string): Promise<string> {
-  const key = `results/${requestId}/${name}.${extensionFor(contentType)}`;
+  const key = resultKey(requestId, name, contentType);
   await storage.put(key, data, { contentType, contentLength: data.length });
   return key;
 }

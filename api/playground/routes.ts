@@ -9,6 +9,11 @@
  *   DELETE /chats/:id                       (owner)
  *   POST   /chats/:id/messages              {content, files?, model?, params?, from?}: `from` (a message id) edits and resends / regenerates from there
  *   POST   /chats/:id/images                {prompt, model, size?, n?, quality?}
+ *   POST   /chats/:id/speech                {model, voice, input, response_format?}: an audio message with its player file
+ *   POST   /chats/:id/videos                {model, prompt, duration?, resolution?, ...}: a durable video job on a 'video' message
+ *   POST   /chats/:id/transcriptions        {model, file_id, language?, prompt?}: the transcript of an audio file of the chat
+ *   POST   /chats/:id/music                 {model, prompt, duration?, response_format?}: tracks as audio files
+ *   GET    /messages/:id/video              the finished video of a 'video' message, to those who can read the chat
  *   POST   /chats/:id/files                 {filename, content_type, data (base64)}
  *   PUT    /chats/:id/sharing               {visibility, workspace_access?, members?: [{user_id, access}]} (owner)
  *   PUT|DELETE /chats/:id/bookmark, /chats/:id/messages/:mid/bookmark
@@ -28,12 +33,20 @@ import { assertPermission } from '../http/permissions';
 import { InvalidRequestError, NotFoundError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import {
-  addFile, addMessage, bookmarksOf, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, projectsOf, saveProject, setBookmark, setSharing,
+  addFile, addMessage, finishMessage, bookmarksOf, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, projectsOf, saveProject, setBookmark, setSharing,
   sharesOf, truncateFrom, updateChat, type Chat, type Message, type Reader,
 } from '../../domain/playground';
 import { chatTotalMicro, receiptsFor } from '../../domain/playground-receipts';
 import { validateImageGenerationBody } from '../../endpoints/images/body';
+import { validateSpeechBody, validateTranscriptionFields, type TranscriptionBody } from '../../endpoints/audio/body';
+import { validateMusicGenerationBody } from '../../endpoints/music/body';
+import { recogniseAudio } from '../../domain/uploads';
+import { sha256 } from '../../domain/idempotency';
+import { validateVideoGenerationBody } from '../../endpoints/videos/body';
+import { findVideoJob, type VideoJob } from '../../domain/video-jobs';
+import { createVideoJobFrom } from '../videos/create';
 import { checkRequestedModel } from '../requests/run';
+import type { Endpoint } from '../../endpoints/types';
 import { PlaygroundRuns } from './runs';
 import { chatBody } from './chat-body';
 import { runTimeline } from './timeline';
@@ -76,13 +89,14 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     let messages = await messagesOf(deps.db, chat.id);
     if (await runs.settleOrphans(deps.db, messages)) messages = await messagesOf(deps.db, chat.id);
     const receipts = await receiptsFor(deps.db, chat.workspaceId, messages.flatMap((m) => (m.requestId && m.role === 'assistant' ? [m.requestId] : [])));
+    const jobs = await videoJobsOf(chat, messages);
     const bookmarked = new Set((await deps.db('playground_bookmarks').where({ user_id: reader(ctx).userId, chat_id: chat.id }).pluck('message_id')) as string[]);
     const total = await chatTotalMicro(deps.db, chat.workspaceId, chat.id);
     ctx.body = {
       ...chatJson(chat, { access: chat.access, bookmarked: bookmarked.has('') }),
       total_credits: microToCredits(total),
       shares: chat.access === 'owner' ? await sharesOf(deps.db, chat.id) : undefined,
-      messages: messages.map((m) => ({ ...messageJson(m), bookmarked: bookmarked.has(m.id), receipt: m.requestId ? receipts.get(m.requestId) ?? null : null })),
+      messages: messages.map((m) => ({ ...messageJson(m), bookmarked: bookmarked.has(m.id), receipt: m.requestId ? receipts.get(m.requestId) ?? null : null, job: jobs.has(m.id) ? jobJson(jobs.get(m.id) as VideoJob) : undefined })),
     };
   });
 
@@ -129,17 +143,62 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = { user: messageJson(user), assistant: messageJson(assistant) };
   });
 
-  router.post('/chats/:id/images', async (ctx) => {
+  /** A generation on the synchronous request workflow: validated as its API endpoint validates, then run for the member. */
+  const generation = <B extends { model: string }>(path: string, endpoint: Endpoint, kind: Message['kind'], validate: (b: Record<string, unknown>) => B, prompt: (request: B) => string,
+    start: (ctx: GatewayContext, message: Message, chat: Chat, request: B & Record<string, unknown>) => Promise<void>) => {
+    router.post(path, async (ctx) => {
+      const chat = await spender(ctx, ctx.params.id);
+      const request = validate(await body(ctx));
+      await checkRequestedModel(ctx, deps, endpoint, request.model, request);
+      const assistant = await startGenerationMessages(ctx, chat, prompt(request), { kind, model: request.model, requestId: ctx.state.requestId });
+      await start(ctx, assistant, chat, request as B & Record<string, unknown>);
+      ctx.status = 202;
+      ctx.body = { assistant: messageJson(assistant) };
+    });
+  };
+  generation('/chats/:id/images', 'images.generations', 'image', (b) => validateImageGenerationBody({ ...b, response_format: 'b64_json' }), (r) => r.prompt, (...a) => runs.startImages(...a));
+  generation('/chats/:id/speech', 'audio.speech', 'audio', validateSpeechBody, (r) => r.input, (...a) => runs.startSpeech(...a));
+  generation('/chats/:id/music', 'music.generations', 'audio', validateMusicGenerationBody, (r) => r.prompt, (...a) => runs.startMusic(...a));
+
+  router.post('/chats/:id/videos', async (ctx) => {
     const chat = await spender(ctx, ctx.params.id);
-    const b = await body(ctx);
-    const request = validateImageGenerationBody({ ...b, response_format: 'b64_json' });
-    await checkRequestedModel(ctx, deps, 'images.generations', request.model, request);
-    await addMessage(deps.db, { chatId: chat.id, role: 'user', content: request.prompt, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId });
-    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: 'image', content: '', model: request.model, requestId: ctx.state.requestId, status: 'running', userId: reader(ctx).userId });
-    if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: request.prompt.slice(0, 60) });
-    await runs.startImages(ctx, assistant, chat, request as unknown as { model: string } & Record<string, unknown>);
+    const request = validateVideoGenerationBody(await body(ctx));
+    // The same checks, price and durable job as POST /v1/videos/generations; the job id is the message's run.
+    const job = await createVideoJobFrom(ctx, deps, request, { aliases: {} });
+    const assistant = await startGenerationMessages(ctx, chat, request.prompt, { kind: 'video', model: request.model, requestId: job.id });
+    ctx.status = 202;
+    ctx.body = { assistant: messageJson(assistant), job: jobJson(job) };
+  });
+
+  router.post('/chats/:id/transcriptions', async (ctx) => {
+    const chat = await spender(ctx, ctx.params.id);
+    const { file_id: fileId, ...fields } = await body(ctx);
+    const file = typeof fileId === 'string' ? await fileRecord(deps.db, chat.workspaceId, fileId) : null;
+    if (!file || file.chatId !== chat.id) throw new NotFoundError(`No file with id '${String(fileId)}' in this chat.`, { code: 'file_not_found', param: 'file_id' });
+    const typed = validateTranscriptionFields({ ...fields, response_format: 'json' });
+    const bytes = await deps.storage.getBuffer(file.storageKey);
+    const audio = recogniseAudio(bytes, bytes.length, { filename: file.filename, mediaType: file.contentType });
+    if (!audio) throw new InvalidRequestError(`The file '${file.filename}' is not audio a transcription model can take.`, { param: 'file_id', code: 'invalid_audio_format' });
+    // The Playground file itself is the upload: it stays with the chat after the run.
+    const request: TranscriptionBody = {
+      ...typed, file: { key: file.storageKey, filename: file.filename, mediaType: audio.mediaType, bytes: file.bytes, sha256: sha256(bytes), estimatedSeconds: audio.estimatedSeconds },
+    };
+    await checkRequestedModel(ctx, deps, 'audio.transcriptions', request.model, request);
+    const assistant = await startGenerationMessages(ctx, chat, file.filename, { kind: 'text', model: request.model, requestId: ctx.state.requestId, files: [file.id] });
+    await runs.startTranscription(ctx, assistant, request as unknown as { model: string } & Record<string, unknown>);
     ctx.status = 202;
     ctx.body = { assistant: messageJson(assistant) };
+  });
+
+  router.get('/messages/:id/video', async (ctx) => {
+    const { message, chat } = await messageOf(ctx);
+    const job = message.kind === 'video' && message.requestId ? await findVideoJob(deps.db, chat.workspaceId, message.requestId) : null;
+    const video = job?.status === 'succeeded' ? job.videos[0] : undefined;
+    if (!video) throw new NotFoundError('This message has no finished video.', { code: 'video_not_ready' });
+    const object = await deps.storage.get(video.storageKey);
+    ctx.type = video.contentType;
+    ctx.length = video.bytes;
+    ctx.body = object.body;
   });
 
   router.post('/chats/:id/files', async (ctx) => {
@@ -252,6 +311,30 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = await saveProject(deps.db, reader(ctx), { ...(await body(ctx)) as { name: unknown }, id: ctx.params.id });
   });
 
+  /** The member's prompt and the running assistant message a generation fills in (the prompt titles a new chat). */
+  async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string; files?: string[] }): Promise<Message> {
+    await addMessage(deps.db, { chatId: chat.id, role: 'user', content: prompt, files: run.files, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId });
+    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId });
+    if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: prompt.slice(0, 60) });
+    return assistant;
+  }
+
+  /** Video messages follow their jobs: a settled job finishes its message; the page shows each job's progress. */
+  async function videoJobsOf(chat: Chat, messages: Message[]): Promise<Map<string, VideoJob>> {
+    const jobs = new Map<string, VideoJob>();
+    for (const m of messages) {
+      if (m.kind !== 'video' || !m.requestId) continue;
+      const job = await findVideoJob(deps.db, chat.workspaceId, m.requestId);
+      if (!job) continue;
+      jobs.set(m.id, job);
+      if (m.status === 'running' && (job.status === 'succeeded' || job.status === 'failed')) {
+        await finishMessage(deps.db, m.id, { status: job.status === 'succeeded' ? 'completed' : 'failed', content: job.status === 'succeeded' ? `${job.videos.length} video` : '', error: job.error?.message ?? null });
+        Object.assign(m, { status: job.status === 'succeeded' ? 'completed' : 'failed', error: job.error?.message ?? null });
+      }
+    }
+    return jobs;
+  }
+
   async function filesOfChat(chatId: string) {
     const rows = await deps.db('playground_files').where({ chat_id: chatId });
     return new Map(rows.map((r: any) => [r.id, { id: r.id, chatId: r.chat_id, filename: r.filename, contentType: r.content_type, bytes: Number(r.bytes), storageKey: r.storage_key }]));
@@ -272,6 +355,10 @@ function messageJson(m: Message) {
     id: m.id, object: 'playground.message', role: m.role, kind: m.kind, content: m.content, files: m.files, model: m.model, request_id: m.requestId,
     status: m.status, error: m.error, user_id: m.userId, created_at: m.createdAt,
   };
+}
+
+function jobJson(j: VideoJob) {
+  return { id: j.id, status: j.status, progress: j.progress, error: j.error, model_used: j.modelUsed };
 }
 
 function str(v: unknown): string | undefined {

@@ -12,12 +12,15 @@ import type { Knex } from 'knex';
 import type { chatStreamWorkflow, ChatStreamInput } from '../../workflows/chat-stream';
 import type { modelRequestWorkflow } from '../../workflows/model-request';
 import { requestWorkflowId } from '../../workflows/contracts';
-import type { Endpoint } from '../../endpoints/types';
+import type { Endpoint, EndpointResponse } from '../../endpoints/types';
 import { loadPayload } from '../../activities/request-io';
+import { resultKey } from '../../endpoints/media';
 import { addFile, finishMessage, type Message, type PlaygroundFile } from '../../domain/playground';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { requestInput, startRequestWorkflow } from '../requests/start';
 import { ReplyBuffer } from './reply-buffer';
+
+type ChatRef = { id: string; workspaceId: string };
 
 export class PlaygroundRuns {
   private readonly replies = new Map<string, ReplyBuffer>();
@@ -63,26 +66,73 @@ export class PlaygroundRuns {
   }
 
   /** An image generation: the synchronous request workflow, its images stored as Playground files of the chat. */
-  async startImages(ctx: GatewayContext, message: Message, chat: { id: string; workspaceId: string }, body: { model: string } & Record<string, unknown>): Promise<void> {
-    const { requestId } = ctx.state;
-    const handle = await startRequestWorkflow<typeof modelRequestWorkflow>(ctx, this.deps, 'modelRequestWorkflow', {
-      workflowId: requestWorkflowId(requestId), args: [await this.input(ctx, 'images.generations', body)], model: body.model, endpoint: 'images.generations',
-    });
-    void handle.result().then(async (result) => {
-      const response = await loadPayload(this.deps.storage, result.response);
+  async startImages(ctx: GatewayContext, message: Message, chat: ChatRef, body: { model: string } & Record<string, unknown>): Promise<void> {
+    await this.startGeneration(ctx, message, 'images.generations', body, async (response) => {
       // Large answers are kept as a stored object rather than inline JSON.
       const answer = response.kind === 'json' ? response.body : JSON.parse((await this.deps.storage.getBuffer(response.storageKey)).toString('utf8'));
       const files: PlaygroundFile[] = [];
       for (const [i, image] of ((answer as { data?: Array<{ b64_json?: string }> }).data ?? []).entries()) {
-        if (!image.b64_json) continue;
-        const bytes = Buffer.from(image.b64_json, 'base64');
-        const file = await addFile(this.deps.db, { chatId: chat.id, workspaceId: chat.workspaceId, userId: message.userId, filename: `image-${i + 1}.png`, contentType: 'image/png', bytes: bytes.length });
-        await this.deps.storage.put(file.storageKey, bytes, { contentType: file.contentType, contentLength: bytes.length });
-        files.push(file);
+        if (image.b64_json) files.push(await this.storeFile(chat, message, `image-${i + 1}.png`, 'image/png', Buffer.from(image.b64_json, 'base64')));
       }
-      await finishMessage(this.deps.db, message.id, { status: 'completed', files: files.map((f) => f.id), content: `${files.length} image${files.length === 1 ? '' : 's'}` });
+      return { files, content: `${files.length} image${files.length === 1 ? '' : 's'}` };
+    });
+  }
+
+  /** Speech: the audio the request stored, copied into a Playground file of the chat. */
+  async startSpeech(ctx: GatewayContext, message: Message, chat: ChatRef, body: { model: string; input: string } & Record<string, unknown>): Promise<void> {
+    await this.startGeneration(ctx, message, 'audio.speech', body, async (response) => {
+      if (response.kind !== 'binary') throw new Error('The speech model answered without audio.');
+      const audio = await this.deps.storage.getBuffer(response.storageKey);
+      const extension = response.contentType.split('/')[1]?.replace(/^mpeg$/, 'mp3') ?? 'audio';
+      return { files: [await this.storeFile(chat, message, `speech.${extension}`, response.contentType, audio)], content: body.input };
+    });
+  }
+
+  /** Music: each track the request stored, copied into a Playground file of the chat. */
+  async startMusic(ctx: GatewayContext, message: Message, chat: ChatRef, body: { model: string } & Record<string, unknown>): Promise<void> {
+    const { requestId } = ctx.state;
+    await this.startGeneration(ctx, message, 'music.generations', body, async (response) => {
+      const tracks = response.kind === 'json' ? (response.body as { data?: Array<{ content_type: string }> }).data ?? [] : [];
+      const files: PlaygroundFile[] = [];
+      for (const [i, track] of tracks.entries()) {
+        const audio = await this.deps.storage.getBuffer(resultKey(requestId, `track-${i}`, track.content_type));
+        files.push(await this.storeFile(chat, message, `track-${i + 1}.${track.content_type === 'audio/wav' ? 'wav' : 'mp3'}`, track.content_type, audio));
+      }
+      return { files, content: `${files.length} track${files.length === 1 ? '' : 's'}` };
+    });
+  }
+
+  /** A transcription of a Playground file: the transcript becomes the message's text. */
+  async startTranscription(ctx: GatewayContext, message: Message, body: { model: string } & Record<string, unknown>): Promise<void> {
+    await this.startGeneration(ctx, message, 'audio.transcriptions', body, async (response) => {
+      const text = response.kind === 'json' ? String((response.body as { text?: unknown }).text ?? '') : (await this.deps.storage.getBuffer(response.storageKey)).toString('utf8');
+      return { files: [], content: text };
+    });
+  }
+
+  /**
+   * Runs the synchronous request workflow for a generation; when it settles, `store` turns its response into
+   * Playground files and the message is finished (or failed, with nothing stored).
+   */
+  private async startGeneration(
+    ctx: GatewayContext, message: Message, endpoint: Endpoint, body: { model: string } & Record<string, unknown>,
+    store: (response: EndpointResponse) => Promise<{ files: PlaygroundFile[]; content: string }>,
+  ): Promise<void> {
+    const { requestId } = ctx.state;
+    const handle = await startRequestWorkflow<typeof modelRequestWorkflow>(ctx, this.deps, 'modelRequestWorkflow', {
+      workflowId: requestWorkflowId(requestId), args: [await this.input(ctx, endpoint, body)], model: body.model, endpoint,
+    });
+    void handle.result().then(async (result) => {
+      const { files, content } = await store(await loadPayload(this.deps.storage, result.response));
+      await finishMessage(this.deps.db, message.id, { status: 'completed', files: files.map((f) => f.id), content });
     }, (err) => finishMessage(this.deps.db, message.id, { status: 'failed', error: errorText(err) }))
-      .catch((err) => this.deps.log.error({ err, requestId }, 'could not store a Playground image'));
+      .catch((err) => this.deps.log.error({ err, requestId, endpoint }, 'could not store a Playground generation'));
+  }
+
+  private async storeFile(chat: ChatRef, message: Message, filename: string, contentType: string, bytes: Buffer): Promise<PlaygroundFile> {
+    const file = await addFile(this.deps.db, { chatId: chat.id, workspaceId: chat.workspaceId, userId: message.userId, filename, contentType, bytes: bytes.length });
+    await this.deps.storage.put(file.storageKey, bytes, { contentType, contentLength: bytes.length });
+    return file;
   }
 
   /**
@@ -92,7 +142,7 @@ export class PlaygroundRuns {
   async settleOrphans(db: Knex, messages: Message[]): Promise<boolean> {
     let changed = false;
     for (const m of messages) {
-      if (m.status !== 'running' || !m.requestId || this.replies.has(m.id) || Date.now() / 1000 - m.createdAt < 10) continue;
+      if (m.status !== 'running' || !m.requestId || m.kind === 'video' || this.replies.has(m.id) || Date.now() / 1000 - m.createdAt < 10) continue;
       const description = await this.deps.temporal.client.workflow.getHandle(requestWorkflowId(m.requestId)).describe().catch(() => null);
       if (description && description.status.name === 'RUNNING') continue;
       await finishMessage(db, m.id, { status: 'failed', error: 'The reply was lost with the server process that held it; its charge is on the receipt.' });

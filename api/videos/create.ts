@@ -76,7 +76,8 @@ export async function createVideoJobFrom(ctx: GatewayContext, deps: AppDeps, bod
       simulate: simulationDirective(ctx),
       output: { size: shape.size ?? videoSize(checked), seconds: Number(checked.duration) },
     };
-    job = await createVideoJob(deps.db, { id: jobId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model: body.model, spec });
+    // A member in the Playground spends for the workspace with no key (a session is not a key).
+    job = await createVideoJob(deps.db, { id: jobId, workspaceId: auth.workspaceId, apiKeyId: auth.via === 'session' ? null : auth.keyId, model: body.model, spec });
   }
   if (job.status === 'queued') await startJobWorkflow(ctx, deps, job, creating);
   if (replay) ctx.set('x-idempotent-replayed', 'true');

@@ -1,5 +1,8 @@
 /** Playground helpers for tests: a chat, a sent message, and waiting until the chat's runs settled. */
 import type { Session } from './people';
+import { startTestGateway, type TestGateway } from './gateway';
+import { SmtpSink } from './notification-sinks';
+import { freePort } from '../../stack/processes';
 
 export async function newChat(s: Session, body: Record<string, unknown> = { model: 'sim-chat' }): Promise<any> {
   const res = await s.json('POST', '/api/playground/chats', body);
@@ -18,4 +21,12 @@ export async function settledChat(s: Session, chatId: string, timeoutMs = 30_000
     if (Date.now() > deadline) throw new Error(`chat ${chatId} still running: ${JSON.stringify(res.body.messages)}`);
     await new Promise((r) => setTimeout(r, 150));
   }
+}
+
+/** A gateway whose sign-ups and invitations are read from a local SMTP sink (both stopped with `stop`). */
+export async function playgroundGateway(): Promise<{ gateway: TestGateway; smtp: SmtpSink; stop: () => Promise<void> }> {
+  const smtp = new SmtpSink(await freePort());
+  await smtp.start();
+  const gateway = await startTestGateway({ env: { SMTP_URL: smtp.url, CAPTCHA_MAX_COUNTER: '400' } });
+  return { gateway, smtp, stop: async () => { await gateway.stop(); await smtp.stop(); } };
 }

@@ -2,7 +2,8 @@
  * The Playground in Chromium: a streamed reply rendered as markdown that survives a refresh mid-stream, its
  * receipt equal to the x-credits-used of the same request sent to the API (both in the same ledger), an
  * image generation, an attached file the model reads, a chat shared with one teammate and not another, a
- * bookmark, and a compare of two models. Screenshots go to docs/screenshots/playground-*.png.
+ * bookmark, a compare of two models, speech with a chosen voice and a video job played after a refresh.
+ * Screenshots go to docs/screenshots/playground-*.png.
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
@@ -130,6 +131,25 @@ describe('web app: the Playground in Chromium', function () {
     expect(await a.locator('.receipt').textContent()).to.match(/served by sim-chat .* ms/);
     expect(await b.locator('.receipt').textContent()).to.match(/served by sim-chat-mini .* ms/);
     await shot(ownerPage, 'compare');
+    expect(pageErrors.flat(), 'console errors').to.deep.equal([]);
+  });
+
+  it('speaks with a chosen voice into a player, and shows a video job progressing, then playing after a refresh', async () => {
+    const mediaChat = await ownerPage.newChat();
+    await ownerPage.generateMedia('Speech', 'Hello from the browser', { Voice: 'echo' });
+    const audio = ownerPage.page.getByLabel('Generated audio');
+    await audio.waitFor({ timeout: 30_000 });
+    await ownerPage.page.waitForFunction((a: any) => a.readyState >= 1 && a.duration > 0, await audio.elementHandle());
+
+    await ownerPage.generateMedia('Video', 'A lighthouse at dusk', { duration: '2', resolution: '360p' });
+    await ownerPage.page.getByLabel('Video progress').waitFor();
+    await ownerPage.open(mediaChat);
+    const video = ownerPage.page.getByLabel('Generated video');
+    await video.waitFor({ timeout: 60_000 });
+    await ownerPage.page.waitForFunction((v: any) => v.readyState >= 1 && v.videoWidth > 0, await video.elementHandle(), { timeout: 30_000 });
+    const reply = await ownerPage.settledReply();
+    expect(await ownerPage.receiptCredits(reply)).to.be.greaterThan(0);
+    await shot(ownerPage, 'media');
     expect(pageErrors.flat(), 'console errors').to.deep.equal([]);
   });
 });

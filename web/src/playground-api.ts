@@ -7,9 +7,13 @@ export interface Receipt {
   ledger: Array<{ kind: string; amountMicro: number; model: string | null }>;
 }
 export interface ChatMessage {
-  id: string; role: 'user' | 'assistant'; kind: 'text' | 'image'; content: string; files: string[]; model: string | null; request_id: string | null;
+  id: string; role: 'user' | 'assistant'; kind: 'text' | 'image' | 'audio' | 'video'; content: string; files: string[]; model: string | null; request_id: string | null;
   status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed'; error: string | null; bookmarked: boolean; receipt: Receipt | null;
+  /** A video message's durable job. */
+  job?: { id: string; status: 'queued' | 'processing' | 'succeeded' | 'failed'; progress: number; error: { message: string } | null };
 }
+/** The media a chat can generate besides images, each at its own endpoint. */
+export type MediaKind = 'speech' | 'videos' | 'music' | 'transcriptions';
 export interface ChatSummary {
   id: string; title: string; model: string; system_prompt: string; params: Record<string, unknown>; owner_id: string;
   visibility: 'private' | 'workspace'; workspace_access: 'read' | 'continue'; access: 'read' | 'continue' | 'owner'; bookmarked: boolean; updated_at: number;
@@ -28,6 +32,7 @@ export const playground = {
   send: (id: string, b: { content: string; files?: string[]; model?: string; params?: Record<string, unknown>; from?: string }) =>
     request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/messages`, b),
   generateImage: (id: string, b: { model: string; prompt: string; size?: string }) => request('POST', `${base}/chats/${id}/images`, b),
+  generate: (id: string, kind: MediaKind, b: Record<string, unknown>) => request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/${kind}`, b),
   upload: (id: string, b: { filename: string; content_type: string; data: string }) => request<{ id: string; filename: string }>('POST', `${base}/chats/${id}/files`, b),
   stop: (messageId: string) => request('POST', `${base}/messages/${messageId}/stop`),
   timeline: (messageId: string) => request<{ data: TimelineStep[] }>('GET', `${base}/messages/${messageId}/timeline`),
@@ -36,5 +41,6 @@ export const playground = {
     request(on ? 'PUT' : 'DELETE', `${base}/chats/${chatId}${messageId ? `/messages/${messageId}` : ''}/bookmark`),
   bookmarks: () => request<{ data: Array<{ chat_id: string; message_id: string | null; chat_title: string; excerpt: string }> }>('GET', `${base}/bookmarks`),
   fileUrl: (id: string) => `${base}/files/${id}`,
+  videoUrl: (messageId: string) => `${base}/messages/${messageId}/video`,
   streamUrl: (messageId: string) => `${base}/messages/${messageId}/stream`,
 };

@@ -38,6 +38,14 @@ export class PlaygroundPage {
     return image;
   }
 
+  /** Generates speech, video or music from the media panel with the given choices (labels as the panel shows them). */
+  async generateMedia(kind: 'Speech' | 'Video' | 'Music', prompt: string, choices: Record<string, string> = {}): Promise<void> {
+    await this.page.getByRole('textbox', { name: 'Message' }).fill(prompt);
+    await this.page.getByLabel('Generation').selectOption({ label: kind });
+    for (const [label, value] of Object.entries(choices)) await this.page.getByLabel(label, { exact: true }).selectOption(value);
+    await this.page.getByRole('button', { name: `Generate ${kind.toLowerCase()}` }).click();
+  }
+
   lastReply(): Locator {
     return this.page.getByRole('article', { name: 'assistant message' }).last();
   }

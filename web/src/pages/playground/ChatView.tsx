@@ -7,6 +7,7 @@ import { credits, ErrorNote, Loading } from '../../ui';
 import { MessageItem } from './MessageItem';
 import { ModelPicker, ParamsPanel } from './ModelPicker';
 import { ShareDialog } from './ShareDialog';
+import { MediaPanel } from './MediaPanel';
 
 const toBase64 = (file: File) => file.arrayBuffer().then((b) => {
   let s = '';
@@ -77,6 +78,7 @@ export function ChatView({ chatId }: { chatId: string }) {
             <button type="button" className="secondary" disabled={!draft.trim() || image.isPending} onClick={() => image.mutate()}>Generate image</button>
           </div>
           <ErrorNote error={send.error ?? image.error ?? upload.error} />
+          <MediaPanel chatId={chatId} draft={draft} files={files} onStarted={() => { setDraft(''); setFiles([]); void refresh(); }} />
         </form>
       )}
       {canSend && (

@@ -40,6 +40,18 @@ export function MessageItem({ chatId, message, canSend, onBookmark, onResend }: 
           {message.files.map((id) => <img key={id} src={playground.fileUrl(id)} alt="Generated image" />)}
           {running && <p className="muted" role="status">Generating…</p>}
         </div>
+      ) : message.kind === 'audio' ? (
+        <div className="audio">
+          <p>{message.content}</p>
+          {message.files.map((id) => <audio key={id} controls src={playground.fileUrl(id)} aria-label="Generated audio" />)}
+          {running && <p className="muted" role="status">Generating…</p>}
+        </div>
+      ) : message.kind === 'video' ? (
+        <div className="video">
+          {message.job?.status === 'succeeded' && <video controls src={playground.videoUrl(message.id)} aria-label="Generated video" />}
+          {running && <progress max={100} value={message.job?.progress ?? 0} aria-label="Video progress">{message.job?.progress ?? 0}%</progress>}
+          {running && <p className="muted" role="status">{message.job?.status === 'processing' ? `Rendering… ${message.job.progress}%` : 'Queued…'}</p>}
+        </div>
       ) : (
         <>
           {message.role === 'user' && message.files.map((id) => <img key={id} className="attachment" src={playground.fileUrl(id)} alt="Attachment" />)}

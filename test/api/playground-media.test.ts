@@ -1,0 +1,141 @@
+import { expect } from 'chai';
+import type { TestGateway } from '../support/gateway';
+import { invitedMember, signUp, type Session } from '../support/people';
+import { newChat, playgroundGateway, settledChat } from '../support/playground';
+import { creditsToMicro } from '../../core/money';
+
+describe('Playground API: speech, video, transcription and music in a chat', function () {
+  this.timeout(120_000);
+  let gateway: TestGateway;
+  let stop: () => Promise<void>;
+  let owner: Session;
+  let third: Session & { userId: string };
+  let viewer: Session & { userId: string };
+
+  before(async function () {
+    this.timeout(180_000);
+    const started = await playgroundGateway();
+    ({ gateway, stop } = started);
+    const { smtp } = started;
+    owner = await signUp(gateway.url, smtp, 'sofia');
+    third = await invitedMember(gateway.url, smtp, owner, 'theo', 'developer');
+    viewer = await invitedMember(gateway.url, smtp, owner, 'vera', 'viewer');
+  });
+  after(async () => {
+    await stop?.();
+  });
+
+  const settledCredits = async (requestId: string) => {
+    const row = await gateway.runtime.db('credit_ledger').where({ request_id: requestId, kind: 'settle' }).sum({ total: 'amount_micro' }).first();
+    return -Number(row?.total);
+  };
+
+  it('speaks through the audio.speech workflow: an audio file on the message, its receipt from the ledger, no key', async () => {
+    const chat = await newChat(owner, { model: 'sim-tts' });
+    const sent = await owner.json('POST', `/api/playground/chats/${chat.id}/speech`, { model: 'sim-tts', voice: 'nova', input: 'Hello from the Playground', response_format: 'wav' });
+    expect(sent.status).to.equal(202);
+    expect(sent.body.assistant).to.include({ kind: 'audio', status: 'running' });
+
+    const settled = await settledChat(owner, chat.id);
+    const reply = settled.messages[1];
+    expect(reply).to.include({ kind: 'audio', status: 'completed', content: 'Hello from the Playground' });
+    expect(reply.files).to.have.length(1);
+    expect(creditsToMicro(reply.receipt.credits)).to.equal(await settledCredits(reply.request_id)).and.to.be.greaterThan(0);
+    expect(reply.receipt).to.include({ endpoint: 'audio.speech', modelUsed: 'sim-tts', status: 'succeeded' });
+    expect(await gateway.runtime.db('usage_records').where({ request_id: reply.request_id }).first()).to.include({ api_key_id: null });
+
+    const audio = await owner.fetch(`/api/playground/files/${reply.files[0]}`);
+    expect(audio.status).to.equal(200);
+    expect(audio.headers.get('content-type')).to.match(/^audio\//);
+    expect((await audio.arrayBuffer()).byteLength).to.be.greaterThan(44);
+    // A private chat's audio is nobody else's.
+    expect((await third.fetch(`/api/playground/files/${reply.files[0]}`)).status).to.equal(404);
+  });
+
+  it('refuses a voice the model does not have, and a Viewer, before anything is held', async () => {
+    const chat = await newChat(owner, { model: 'sim-tts' });
+    const bad = await owner.json('POST', `/api/playground/chats/${chat.id}/speech`, { model: 'sim-tts', voice: 'darth', input: 'x' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.param).to.equal('voice');
+    await owner.json('PUT', `/api/playground/chats/${chat.id}/sharing`, { visibility: 'workspace', workspace_access: 'continue' });
+    const byViewer = await viewer.json('POST', `/api/playground/chats/${chat.id}/speech`, { model: 'sim-tts', voice: 'nova', input: 'x' });
+    expect(byViewer.status).to.equal(403);
+    expect((await owner.json('GET', `/api/playground/chats/${chat.id}`)).body.messages).to.have.length(0);
+  });
+
+  it('creates a durable video job like /v1/videos/generations, shows its progress, then plays it to chat readers only', async () => {
+    const chat = await newChat(owner, { model: 'sim-video' });
+    const sent = await owner.json('POST', `/api/playground/chats/${chat.id}/videos`, { model: 'sim-video', prompt: 'A lighthouse at dusk', duration: 2, resolution: '360p' });
+    expect(sent.status).to.equal(202);
+    expect(sent.body.assistant).to.include({ kind: 'video', status: 'running' });
+    const jobId = sent.body.job.id;
+    expect(sent.body.assistant.request_id).to.equal(jobId);
+    const row = await gateway.runtime.db('video_jobs').where({ id: jobId }).first();
+    expect(row).to.include({ api_key_id: null, model: 'sim-video' });
+
+    const progress: number[] = [];
+    const deadline = Date.now() + 60_000;
+    let reply: any;
+    for (;;) {
+      const res = await owner.json('GET', `/api/playground/chats/${chat.id}`);
+      reply = res.body.messages[1];
+      progress.push(reply.job.progress);
+      if (reply.status !== 'running' && reply.receipt) break;
+      if (Date.now() > deadline) throw new Error(`video still running: ${JSON.stringify(reply)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(reply).to.include({ status: 'completed' });
+    expect(reply.job).to.include({ status: 'succeeded', progress: 100 });
+    expect(reply.receipt).to.include({ endpoint: 'videos.generations', modelUsed: 'sim-video', status: 'succeeded' });
+    expect(creditsToMicro(reply.receipt.credits)).to.equal(await settledCredits(jobId)).and.to.be.greaterThan(0);
+    expect((await owner.json('GET', `/api/playground/chats/${chat.id}`)).body.total_credits).to.equal(reply.receipt.credits);
+
+    const video = await owner.fetch(`/api/playground/messages/${reply.id}/video`);
+    expect(video.status).to.equal(200);
+    expect(video.headers.get('content-type')).to.equal('video/mp4');
+    expect((await video.arrayBuffer()).byteLength).to.be.greaterThan(100);
+    expect((await third.fetch(`/api/playground/messages/${reply.id}/video`)).status).to.equal(404);
+  });
+
+  it('refuses a video duration the model does not offer, with nothing recorded', async () => {
+    const chat = await newChat(owner, { model: 'sim-video' });
+    const bad = await owner.json('POST', `/api/playground/chats/${chat.id}/videos`, { model: 'sim-video', prompt: 'x', duration: 3 });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.param).to.equal('duration');
+    expect((await owner.json('GET', `/api/playground/chats/${chat.id}`)).body.messages).to.have.length(0);
+  });
+  it('transcribes an uploaded audio file of the chat, and generates music as audio files, each with its receipt', async () => {
+    const key = await owner.json('POST', '/v1/organization/api_keys', { name: 'tts', preset: 'custom' });
+    const spoken = await fetch(`${gateway.url}/v1/audio/speech`, {
+      method: 'POST', headers: { authorization: `Bearer ${key.body.value}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-tts', voice: 'alloy', input: 'durable runs keep going', response_format: 'wav' }),
+    });
+    const wav = Buffer.from(await spoken.arrayBuffer());
+    const chat = await newChat(owner, { model: 'sim-transcribe' });
+    const file = await owner.json('POST', `/api/playground/chats/${chat.id}/files`, { filename: 'note.wav', content_type: 'audio/wav', data: wav.toString('base64') });
+    expect(file.status).to.equal(201);
+    const text = await owner.json('POST', `/api/playground/chats/${chat.id}/files`, { filename: 'a.txt', content_type: 'text/plain', data: Buffer.from('not audio').toString('base64') });
+    const refused = await owner.json('POST', `/api/playground/chats/${chat.id}/transcriptions`, { model: 'sim-transcribe', file_id: text.body.id });
+    expect(refused.status).to.equal(400);
+    expect(refused.body.error.code).to.equal('invalid_audio_format');
+
+    const sent = await owner.json('POST', `/api/playground/chats/${chat.id}/transcriptions`, { model: 'sim-transcribe', file_id: file.body.id });
+    expect(sent.status).to.equal(202);
+    const music = await owner.json('POST', `/api/playground/chats/${chat.id}/music`, { model: 'sim-music', prompt: 'a calm piano loop', duration: 5 });
+    expect(music.status).to.equal(202);
+
+    const settled = await settledChat(owner, chat.id);
+    const [upload, transcript, prompt, track] = settled.messages;
+    expect(upload.files).to.deep.equal([file.body.id]);
+    expect(transcript).to.include({ status: 'completed' });
+    expect(transcript.content.toLowerCase()).to.include('durable runs keep going');
+    expect(transcript.receipt).to.include({ endpoint: 'audio.transcriptions', modelUsed: 'sim-transcribe' });
+    expect(prompt.content).to.equal('a calm piano loop');
+    expect(track).to.include({ kind: 'audio', status: 'completed' });
+    expect(creditsToMicro(track.receipt.credits)).to.equal(await settledCredits(track.request_id)).and.to.be.greaterThan(0);
+    const audio = await owner.fetch(`/api/playground/files/${track.files[0]}`);
+    expect(audio.headers.get('content-type')).to.equal('audio/mpeg');
+    // The uploaded file stays with the chat after the run.
+    expect((await owner.fetch(`/api/playground/files/${file.body.id}`)).status).to.equal(200);
+  });
+});
