@@ -3,67 +3,38 @@
  * receipt equal to the x-credits-used of the same request sent to the API (both in the same ledger), an
  * image generation, an attached file the model reads, a chat shared with one teammate and not another, a
  * bookmark, a compare of two models, speech with a chosen voice and a video job played after a refresh.
- * Screenshots go to docs/screenshots/playground-*.png.
+ * Screenshots go to docs/screenshots/playground-*.png (with UPDATE_SCREENSHOTS=1).
  */
 import { expect } from 'chai';
-import fs from 'node:fs';
-import path from 'node:path';
 import sharp from 'sharp';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { repoRoot } from '../../core/paths';
-import { freePort } from '../../stack/processes';
-import { startTestGateway, type TestGateway } from '../support/gateway';
-import { SmtpSink } from '../support/notification-sinks';
+import type { TestGateway } from '../support/gateway';
+import type { SmtpSink } from '../support/notification-sinks';
 import { invitedMember, signUp, type Session } from '../support/people';
-import { chromiumMissing, consoleErrors, launchChromium } from './browser';
+import { browserSuite } from './browser';
 import { PlaygroundPage } from './pages/playground-pages';
-
-const SCREENSHOTS = path.join(repoRoot, 'docs', 'screenshots');
 
 describe('web app: the Playground in Chromium', function () {
   this.timeout(240_000);
+  const suite = browserSuite({ providerOverrides: { simulated: { headers: { 'x-sim-stream-delay-ms': '150' } } } });
+  // Slow deltas (above), so that a refresh lands in the middle of a reply.
   let gateway: TestGateway;
   let smtp: SmtpSink;
-  let browser: Browser;
   let owner: Session;
   let teammate: Session;
   let third: Session;
-  const contexts: BrowserContext[] = [];
-  const pageErrors: string[][] = [];
 
-  before(async function () {
-    const missing = chromiumMissing();
-    if (missing) {
-      console.warn(`\n  !!! SKIPPING BROWSER TESTS: ${missing}\n`);
-      this.skip();
-    }
-    smtp = new SmtpSink(await freePort());
-    await smtp.start();
-    // Slow deltas, so that a refresh lands in the middle of a reply.
-    gateway = await startTestGateway({ env: { SMTP_URL: smtp.url, CAPTCHA_MAX_COUNTER: '400' }, providerOverrides: { simulated: { headers: { 'x-sim-stream-delay-ms': '150' } } } });
+  before(async () => {
+    ({ gateway, smtp } = suite);
     owner = await signUp(gateway.url, smtp, 'paula');
     teammate = await invitedMember(gateway.url, smtp, owner, 'theo', 'developer');
     third = await invitedMember(gateway.url, smtp, owner, 'thea', 'developer');
-    browser = await launchChromium();
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-  after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await gateway?.stop();
-    await smtp?.stop();
   });
 
   async function signedIn(session: Session, watchConsole = true): Promise<PlaygroundPage> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    contexts.push(context);
-    const [name, value] = session.cookie.split('=');
-    await context.addCookies([{ name, value, url: gateway.url, httpOnly: true, sameSite: 'Lax' }]);
-    const page: Page = await context.newPage();
-    if (watchConsole) pageErrors.push(consoleErrors(page));
+    const page = await suite.newPage({ viewport: { width: 1280, height: 900 }, cookie: session.cookie, watchConsole });
     return new PlaygroundPage(page, gateway.url);
   }
-  const shot = (p: PlaygroundPage, name: string) => p.page.screenshot({ path: path.join(SCREENSHOTS, `playground-${name}.png`), fullPage: true });
+  const shot = (p: PlaygroundPage, name: string) => suite.shot(p.page, `playground-${name}`);
 
   let chatId: string;
   let ownerPage: PlaygroundPage;
@@ -131,7 +102,7 @@ describe('web app: the Playground in Chromium', function () {
     expect(await a.locator('.receipt').textContent()).to.match(/served by sim-chat .* ms/);
     expect(await b.locator('.receipt').textContent()).to.match(/served by sim-chat-mini .* ms/);
     await shot(ownerPage, 'compare');
-    expect(pageErrors.flat(), 'console errors').to.deep.equal([]);
+    expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
   });
 
   it('speaks with a chosen voice into a player, and shows a video job progressing, then playing after a refresh', async () => {
@@ -150,6 +121,6 @@ describe('web app: the Playground in Chromium', function () {
     const reply = await ownerPage.settledReply();
     expect(await ownerPage.receiptCredits(reply)).to.be.greaterThan(0);
     await shot(ownerPage, 'media');
-    expect(pageErrors.flat(), 'console errors').to.deep.equal([]);
+    expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
   });
 });

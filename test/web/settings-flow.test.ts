@@ -1,60 +1,28 @@
 /**
  * The web app end to end in Chromium: sign-up with the CAPTCHA solved by the widget, verification by
  * e-mail, an invited developer who makes a key with a preset, the key's charge on the billing page, a
- * viewer without keys, and a revoked key. Screenshots of the main pages go to docs/screenshots/.
+ * viewer without keys, and a revoked key. Screenshots of the main pages go to docs/screenshots/ (with UPDATE_SCREENSHOTS=1).
  */
 import { expect } from 'chai';
-import fs from 'node:fs';
-import path from 'node:path';
 import OpenAI from 'openai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { repoRoot } from '../../core/paths';
-import { freePort } from '../../stack/processes';
-import { startTestGateway, type TestGateway } from '../support/gateway';
-import { SmtpSink } from '../support/notification-sinks';
+import type { Page } from 'playwright-core';
+import type { TestGateway } from '../support/gateway';
+import type { SmtpSink } from '../support/notification-sinks';
 import { PASSWORD, linkFromMail, uniqueEmail } from '../support/people';
-import { chromiumMissing, consoleErrors, launchChromium } from './browser';
+import { browserSuite } from './browser';
 import { InvitePage, SignUpPage } from './pages/auth-pages';
 import { BillingPage, KeysPage, MembersPage, SettingsMenu } from './pages/settings-pages';
 
-const SCREENSHOTS = path.join(repoRoot, 'docs', 'screenshots');
-
 describe('web app: people and Settings in Chromium', function () {
   this.timeout(240_000);
+  const suite = browserSuite();
   let gateway: TestGateway;
   let smtp: SmtpSink;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const pageErrors: string[][] = [];
+  before(() => { ({ gateway, smtp } = suite); });
 
-  before(async function () {
-    const missing = chromiumMissing();
-    if (missing) {
-      console.warn(`\n  !!! SKIPPING BROWSER TESTS: ${missing}\n`);
-      this.skip();
-    }
-    smtp = new SmtpSink(await freePort());
-    await smtp.start();
-    gateway = await startTestGateway({ env: { SMTP_URL: smtp.url, CAPTCHA_MAX_COUNTER: '400' } });
-    browser = await launchChromium();
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-  after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await gateway?.stop();
-    await smtp?.stop();
-  });
-
-  async function person(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    pageErrors.push(consoleErrors(page));
-    return page;
-  }
+  const person = () => suite.newPage({ viewport: { width: 1280, height: 860 } });
   // The catalog is long: its screenshot shows the first screen only.
-  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: name !== 'models' });
+  const shot = (page: Page, name: string) => suite.shot(page, name, { fullPage: name !== 'models' });
 
   async function signUpAndVerify(page: Page, name: string, email: string, screenshot?: string): Promise<void> {
     const signUp = new SignUpPage(page, gateway.url);
@@ -121,6 +89,6 @@ describe('web app: people and Settings in Chromium', function () {
       await owner.getByRole('table').first().or(owner.locator('.empty').first()).waitFor();
       await shot(owner, name);
     }
-    expect(pageErrors.flat(), 'console errors').to.deep.equal([]);
+    expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
   });
 });
