@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
+import { repoRoot } from '../core/paths';
 import { freePort } from './processes';
 
 export interface PostgresHandle {
@@ -91,8 +92,13 @@ async function startEmbedded(dbName: string, dataDir: string, log: (line: string
   });
   log(`[stack] starting embedded Postgres in ${dir} on 127.0.0.1:${port}`);
   fs.mkdirSync(dataDir, { recursive: true });
-  // As root, the server runs as an unprivileged user, which must be able to reach its folder.
-  if (asRoot) fs.chmodSync(dataDir, 0o755);
+  // As root, the server runs as an unprivileged user, which must be able to reach its folder and its binaries
+  // (in node_modules of this checkout, which may sit under a private directory such as a mktemp one).
+  if (asRoot) {
+    fs.chmodSync(dataDir, 0o755);
+    allowTraversal(dataDir);
+    allowTraversal(repoRoot);
+  }
   if (!initialised) {
     await pg.initialise();
     fs.writeFileSync(portFile, String(port));
@@ -101,6 +107,15 @@ async function startEmbedded(dbName: string, dataDir: string, log: (line: string
   const adminUrl = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
   await createDatabaseIfMissing(adminUrl, dbName);
   return { url: `postgres://postgres:postgres@127.0.0.1:${port}/${dbName}`, source: 'embedded', stop: () => pg.stop() };
+}
+
+/** Lets other users pass through `dir` and every directory above it (search permission only, nothing listed or read). */
+function allowTraversal(dir: string): void {
+  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
+    const { mode } = fs.statSync(current);
+    if ((mode & 0o001) === 0) fs.chmodSync(current, (mode & 0o7777) | 0o001);
+    if (current === path.dirname(current)) return;
+  }
 }
 
 interface EmbeddedPostgresInstance {
