@@ -1,6 +1,6 @@
 /**
  * API files: workspace-scoped records in Postgres, bytes in object storage under `files/<workspace>/<file id>`
- * (never the client's filename). Storage use is the sum of a workspace's file sizes; the limit is the
+ * (never the client's filename). Storage use is the sum of a workspace's file sizes, API and Playground alike; the limit is the
  * workspace's own, else its plan's, else DEFAULT_STORAGE_LIMIT_BYTES. A deleted file's row is removed and
  * survives only in the audit log.
  */
@@ -69,18 +69,35 @@ export function fileNotFound(fileId: string, param: string | null = null): NotFo
 export interface StorageUsage {
   usedBytes: number;
   limitBytes: number;
+  /** Of `usedBytes`, what the Playground holds (its files, and the videos of its video messages). */
+  playgroundBytes: number;
 }
 
+/**
+ * One storage for the workspace: API files and Playground files (uploads, project files, generated images,
+ * audio and the videos of video messages) count against the same limit.
+ */
 export async function storageUsage(db: Knex | Knex.Transaction, workspaceId: string): Promise<StorageUsage> {
   const { rows } = await db.raw(
     `select coalesce(w.storage_limit_bytes, p.storage_limit_bytes) as limit_bytes,
-            (select coalesce(sum(f.bytes), 0) from files f where f.workspace_id = w.id)::bigint as used_bytes
+            (select coalesce(sum(f.bytes), 0) from files f where f.workspace_id = w.id)::bigint as api_bytes,
+            (select coalesce(sum(pf.bytes), 0) from playground_files pf where pf.workspace_id = w.id)::bigint
+            + (select coalesce(sum((v->>'bytes')::bigint), 0)
+                 from playground_chats c
+                 join playground_messages m on m.chat_id = c.id and m.kind = 'video'
+                 join video_jobs j on j.id = m.request_id and j.workspace_id = c.workspace_id
+                 cross join lateral jsonb_array_elements(coalesce(j.result->'videos', '[]'::jsonb)) v
+                where c.workspace_id = w.id)::bigint as playground_bytes
        from workspaces w left join plans p on p.id = w.plan_id
       where w.id = ?`,
     [workspaceId],
   );
   const row = rows[0];
-  return { usedBytes: Number(row?.used_bytes ?? 0), limitBytes: row?.limit_bytes == null ? DEFAULT_STORAGE_LIMIT_BYTES : Number(row.limit_bytes) };
+  const playgroundBytes = Number(row?.playground_bytes ?? 0);
+  return {
+    usedBytes: Number(row?.api_bytes ?? 0) + playgroundBytes, playgroundBytes,
+    limitBytes: row?.limit_bytes == null ? DEFAULT_STORAGE_LIMIT_BYTES : Number(row.limit_bytes),
+  };
 }
 
 export function storageLimitExceeded(usage: StorageUsage, incomingBytes: number | null): PayloadTooLargeError {

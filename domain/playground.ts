@@ -204,49 +204,75 @@ export async function bookmarksOf(db: Knex, reader: Reader): Promise<Array<{ cha
   return rows.map((r: any) => ({ chatId: r.chat_id, messageId: r.message_id, chatTitle: r.title, excerpt: (r.content ?? '').slice(0, 160) }));
 }
 
-// Projects
+// Projects (a member's own folders of chats; pinned ones first)
 
-export interface Project { id: string; name: string; instructions: string; createdAt: number }
+export interface Project { id: string; name: string; instructions: string; pinned: boolean; createdAt: number }
+
+const toProject = (r: any): Project => ({ id: r.id, name: r.name, instructions: r.instructions, pinned: Boolean(r.pinned_at), createdAt: seconds(r.created_at) });
 
 export async function projectsOf(db: Knex, reader: Reader): Promise<Project[]> {
-  const rows = await db('playground_projects').where({ workspace_id: reader.workspaceId, user_id: reader.userId }).orderBy('name');
-  return rows.map((r: any) => ({ id: r.id, name: r.name, instructions: r.instructions, createdAt: seconds(r.created_at) }));
+  const rows = await db('playground_projects').where({ workspace_id: reader.workspaceId, user_id: reader.userId })
+    .orderBy([{ column: 'pinned_at', order: 'asc', nulls: 'last' } as any, { column: 'name' }]);
+  return rows.map(toProject);
 }
 
 export async function projectFor(db: Knex, reader: Reader, id: string): Promise<Project> {
   const r = await db('playground_projects').where({ id, workspace_id: reader.workspaceId, user_id: reader.userId }).first();
   if (!r) throw new NotFoundError(`No project with id '${id}'.`, { code: 'project_not_found', param: 'project_id' });
-  return { id: r.id, name: r.name, instructions: r.instructions, createdAt: seconds(r.created_at) };
+  return toProject(r);
 }
 
-export async function saveProject(db: Knex, reader: Reader, b: { id?: string; name: unknown; instructions?: unknown }): Promise<Project> {
-  if (typeof b.name !== 'string' || !b.name.trim()) throw new InvalidRequestError('A project needs a name.', { param: 'name' });
-  const fields = { name: b.name.trim().slice(0, 120), instructions: typeof b.instructions === 'string' ? b.instructions : '' };
+/** Creates a project (a name is required) or changes the fields given (name, instructions, pinned). */
+export async function saveProject(db: Knex, reader: Reader, b: { id?: string; name?: unknown; instructions?: unknown; pinned?: unknown }): Promise<Project> {
+  const fields: Record<string, unknown> = {};
+  if (b.name !== undefined || !b.id) {
+    if (typeof b.name !== 'string' || !b.name.trim()) throw new InvalidRequestError('A project needs a name.', { param: 'name' });
+    fields.name = b.name.trim().slice(0, 120);
+  }
+  if (b.instructions !== undefined) {
+    if (typeof b.instructions !== 'string') throw new InvalidRequestError('instructions must be a string.', { param: 'instructions' });
+    fields.instructions = b.instructions;
+  }
+  if (b.pinned !== undefined) {
+    if (typeof b.pinned !== 'boolean') throw new InvalidRequestError('pinned must be true or false.', { param: 'pinned' });
+    fields.pinned_at = b.pinned ? db.fn.now() : null;
+  }
   if (b.id) {
     await projectFor(db, reader, b.id);
-    await db('playground_projects').where({ id: b.id }).update(fields);
+    if (Object.keys(fields).length) await db('playground_projects').where({ id: b.id }).update(fields);
     return projectFor(db, reader, b.id);
   }
   const id = newId('proj');
-  await db('playground_projects').insert({ id, workspace_id: reader.workspaceId, user_id: reader.userId, ...fields });
+  await db('playground_projects').insert({ id, workspace_id: reader.workspaceId, user_id: reader.userId, instructions: '', ...fields });
   return projectFor(db, reader, id);
 }
 
-// Files (Playground files live under `playground/<workspace>/<chat>/`, apart from API files)
+// Files (Playground files live under `playground/<workspace>/`, apart from API files; each belongs to one chat or one project)
 
-export interface PlaygroundFile { id: string; chatId: string; filename: string; contentType: string; bytes: number; storageKey: string }
+export interface PlaygroundFile { id: string; chatId: string | null; projectId: string | null; filename: string; contentType: string; bytes: number; storageKey: string }
 
-export async function addFile(db: Knex, f: Omit<PlaygroundFile, 'id' | 'storageKey'> & { workspaceId: string; userId: string | null; id?: string }): Promise<PlaygroundFile> {
+export function toPlaygroundFile(r: any): PlaygroundFile {
+  return { id: r.id, chatId: r.chat_id, projectId: r.project_id ?? null, filename: r.filename, contentType: r.content_type, bytes: Number(r.bytes), storageKey: r.storage_key };
+}
+
+/** Records a file of a chat (or of a project); its bytes go under the returned storage key. */
+export async function addFile(
+  db: Knex | Knex.Transaction,
+  f: { chatId?: string | null; projectId?: string | null; workspaceId: string; userId: string | null; filename: string; contentType: string; bytes: number; id?: string },
+): Promise<PlaygroundFile> {
   const id = f.id ?? newId('pgf');
-  const storageKey = `playground/${f.workspaceId}/${f.chatId}/${id}`;
-  await db('playground_files').insert({ id, workspace_id: f.workspaceId, chat_id: f.chatId, user_id: f.userId, filename: f.filename, content_type: f.contentType, bytes: f.bytes, storage_key: storageKey });
-  return { id, chatId: f.chatId, filename: f.filename, contentType: f.contentType, bytes: f.bytes, storageKey };
+  const storageKey = f.projectId ? `playground/${f.workspaceId}/projects/${f.projectId}/${id}` : `playground/${f.workspaceId}/${f.chatId}/${id}`;
+  const [row] = await db('playground_files').insert({
+    id, workspace_id: f.workspaceId, chat_id: f.projectId ? null : f.chatId, project_id: f.projectId ?? null, user_id: f.userId,
+    filename: f.filename, content_type: f.contentType, bytes: f.bytes, storage_key: storageKey,
+  }, '*');
+  return toPlaygroundFile(row);
 }
 
 export async function fileRecord(db: Knex, workspaceId: string, id: string): Promise<PlaygroundFile> {
   const r = await db('playground_files').where({ id, workspace_id: workspaceId }).first();
   if (!r) throw new NotFoundError(`No file with id '${id}'.`, { code: 'file_not_found' });
-  return { id: r.id, chatId: r.chat_id, filename: r.filename, contentType: r.content_type, bytes: Number(r.bytes), storageKey: r.storage_key };
+  return toPlaygroundFile(r);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

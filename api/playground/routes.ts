@@ -14,14 +14,14 @@
  *   POST   /chats/:id/transcriptions        {model, file_id, language?, prompt?}: the transcript of an audio file of the chat
  *   POST   /chats/:id/music                 {model, prompt, duration?, response_format?}: tracks as audio files
  *   GET    /messages/:id/video              the finished video of a 'video' message, to those who can read the chat
- *   POST   /chats/:id/files                 {filename, content_type, data (base64)}
+ *   POST   /chats/:id/files                 {filename, content_type, data (base64)}: counted in the workspace's storage
  *   PUT    /chats/:id/sharing               {visibility, workspace_access?, members?: [{user_id, access}]} (owner)
  *   PUT|DELETE /chats/:id/bookmark, /chats/:id/messages/:mid/bookmark
  *   GET    /messages/:id/stream             server-sent events: the reply so far, then live, then `done`
  *   POST   /messages/:id/stop
  *   GET    /messages/:id/timeline           the run from its workflow's history
- *   GET    /files/:id                       a Playground file, to those who can read its chat
- *   GET    /bookmarks, GET|POST /projects, PATCH /projects/:id
+ *   GET    /bookmarks
+ * Files and storage: ./files.ts; projects (with their files): ./projects.ts.
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
@@ -33,9 +33,10 @@ import { assertPermission } from '../http/permissions';
 import { InvalidRequestError, NotFoundError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import {
-  addFile, addMessage, finishMessage, bookmarksOf, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, projectsOf, saveProject, setBookmark, setSharing,
+  addMessage, finishMessage, bookmarksOf, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, setBookmark, setSharing,
   sharesOf, truncateFrom, updateChat, type Chat, type Message, type Reader,
 } from '../../domain/playground';
+import { assertStorageLeft, deleteChat, filesForChat, storeUpload } from '../../domain/playground-files';
 import { chatTotalMicro, receiptsFor } from '../../domain/playground-receipts';
 import { validateImageGenerationBody } from '../../endpoints/images/body';
 import { validateSpeechBody, validateTranscriptionFields, type TranscriptionBody } from '../../endpoints/audio/body';
@@ -50,8 +51,8 @@ import type { Endpoint } from '../../endpoints/types';
 import { PlaygroundRuns } from './runs';
 import { chatBody } from './chat-body';
 import { runTimeline } from './timeline';
-
-const MAX_FILE_BYTES = 10 * 1024 * 1024;
+import { fileJson, fileRoutes, MAX_UPLOAD_BODY, readUpload } from './files';
+import { projectRoutes } from './projects';
 
 export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/api/playground' });
@@ -103,13 +104,15 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
   router.patch('/chats/:id', async (ctx) => {
     const chat = await chatFor(deps.db, reader(ctx), ctx.params.id, 'continue');
     const b = await body(ctx);
-    if (b.project_id) await projectFor(deps.db, reader(ctx), String(b.project_id));
+    // Moving a chat into or out of a project is the owner's, into one of the owner's projects.
+    if (b.project_id !== undefined) await chatFor(deps.db, reader(ctx), chat.id, 'owner');
+    if (b.project_id !== undefined && b.project_id !== null) await projectFor(deps.db, reader(ctx), String(b.project_id));
     ctx.body = chatJson(await updateChat(deps.db, chat, b), { access: chat.access });
   });
 
   router.delete('/chats/:id', async (ctx) => {
     const chat = await chatFor(deps.db, reader(ctx), ctx.params.id, 'owner');
-    await deps.db('playground_chats').where({ id: chat.id }).delete();
+    await deleteChat(deps.db, deps.storage, chat, `user:${reader(ctx).userId}`);
     ctx.body = { id: chat.id, deleted: true };
   });
 
@@ -121,16 +124,16 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     if (!content.trim() && fileIds.length === 0) throw new InvalidRequestError('Write a message or attach a file.', { param: 'content' });
     const model = typeof b.model === 'string' ? b.model : chat.model;
     const params = isObject(b.params) ? b.params : chat.params;
+    const files = await filesForChat(deps.db, chat);
     for (const id of fileIds) {
-      const file = await fileRecord(deps.db, chat.workspaceId, id);
-      if (file.chatId !== chat.id) throw new NotFoundError(`No file with id '${id}' in this chat.`, { code: 'file_not_found', param: 'files' });
+      if (!files.has(id)) throw new NotFoundError(`No file with id '${id}' in this chat.`, { code: 'file_not_found', param: 'files' });
     }
     if (typeof b.from === 'string') await truncateFrom(deps.db, chat.id, b.from);
     const history = await messagesOf(deps.db, chat.id);
     const pending: Message = { id: '', chatId: chat.id, role: 'user', kind: 'text', content, files: fileIds, model: null, requestId: null, status: 'sent', error: null, userId: reader(ctx).userId, createdAt: 0 };
     const request = await chatBody(deps.storage, {
       chat, instructions: chat.projectId ? (await projectFor(deps.db, { ...reader(ctx), userId: chat.userId }, chat.projectId)).instructions : '',
-      history: [...history, pending], files: await filesOfChat(chat.id), model, params,
+      history: [...history, pending], files, model, params,
     });
     await checkRequestedModel(ctx, deps, 'chat.completions', model, request);
     const user = await addMessage(deps.db, { ...pending });
@@ -150,6 +153,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
       const chat = await spender(ctx, ctx.params.id);
       const request = validate(await body(ctx));
       await checkRequestedModel(ctx, deps, endpoint, request.model, request);
+      if (kind !== 'text') await assertStorageLeft(deps.db, chat.workspaceId);
       const assistant = await startGenerationMessages(ctx, chat, prompt(request), { kind, model: request.model, requestId: ctx.state.requestId });
       await start(ctx, assistant, chat, request as B & Record<string, unknown>);
       ctx.status = 202;
@@ -163,6 +167,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
   router.post('/chats/:id/videos', async (ctx) => {
     const chat = await spender(ctx, ctx.params.id);
     const request = validateVideoGenerationBody(await body(ctx));
+    await assertStorageLeft(deps.db, chat.workspaceId);
     // The same checks, price and durable job as POST /v1/videos/generations; the job id is the message's run.
     const job = await createVideoJobFrom(ctx, deps, request, { aliases: {} });
     const assistant = await startGenerationMessages(ctx, chat, request.prompt, { kind: 'video', model: request.model, requestId: job.id });
@@ -203,29 +208,13 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
 
   router.post('/chats/:id/files', async (ctx) => {
     const chat = await spender(ctx, ctx.params.id);
-    const b = await body(ctx, Math.ceil(MAX_FILE_BYTES * 1.4));
-    const filename = typeof b.filename === 'string' && b.filename.trim() ? b.filename.trim().slice(0, 200) : 'file';
-    const contentType = typeof b.content_type === 'string' && /^[\w.+-]+\/[\w.+-]+$/.test(b.content_type) ? b.content_type : 'application/octet-stream';
-    if (typeof b.data !== 'string') throw new InvalidRequestError('data (base64) is required.', { param: 'data' });
-    const bytes = Buffer.from(b.data, 'base64');
-    if (bytes.length === 0 || bytes.length > MAX_FILE_BYTES) throw new InvalidRequestError(`A file holds 1 byte to ${MAX_FILE_BYTES / 1024 / 1024} MB.`, { param: 'data' });
-    const file = await addFile(deps.db, { chatId: chat.id, workspaceId: chat.workspaceId, userId: reader(ctx).userId, filename, contentType, bytes: bytes.length });
-    await deps.storage.put(file.storageKey, bytes, { contentType, contentLength: bytes.length });
+    const file = await storeUpload(deps.db, deps.storage, { ...reader(ctx), chatId: chat.id }, readUpload(await body(ctx, MAX_UPLOAD_BODY)));
     ctx.status = 201;
-    ctx.body = { id: file.id, object: 'playground.file', filename, content_type: contentType, bytes: bytes.length };
+    ctx.body = fileJson(file);
   });
 
-  router.get('/files/:id', async (ctx) => {
-    const file = await fileRecord(deps.db, reader(ctx).workspaceId, ctx.params.id);
-    await chatFor(deps.db, reader(ctx), file.chatId).catch(() => { throw new NotFoundError(`No file with id '${file.id}'.`, { code: 'file_not_found' }); });
-    const object = await deps.storage.get(file.storageKey);
-    ctx.type = file.contentType;
-    ctx.length = file.bytes;
-    ctx.set('content-disposition', `inline; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"`);
-    ctx.set('x-content-type-options', 'nosniff');
-    ctx.set('content-security-policy', "default-src 'none'; img-src 'self'; media-src 'self'; sandbox");
-    ctx.body = object.body;
-  });
+  fileRoutes(router, deps, reader);
+  projectRoutes(router, deps, reader);
 
   router.put('/chats/:id/sharing', async (ctx) => {
     const chat = await chatFor(deps.db, reader(ctx), ctx.params.id, 'owner');
@@ -299,18 +288,6 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = { object: 'list', request_id: message.requestId, data: await runTimeline(deps.temporal.client, message.requestId) };
   });
 
-  router.get('/projects', async (ctx) => {
-    ctx.body = { object: 'list', data: await projectsOf(deps.db, reader(ctx)) };
-  });
-  router.post('/projects', async (ctx) => {
-    assertPermission(ctx, 'playground.use');
-    ctx.status = 201;
-    ctx.body = await saveProject(deps.db, reader(ctx), await body(ctx) as { name: unknown; instructions?: unknown });
-  });
-  router.patch('/projects/:id', async (ctx) => {
-    ctx.body = await saveProject(deps.db, reader(ctx), { ...(await body(ctx)) as { name: unknown }, id: ctx.params.id });
-  });
-
   /** The member's prompt and the running assistant message a generation fills in (the prompt titles a new chat). */
   async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string; files?: string[] }): Promise<Message> {
     await addMessage(deps.db, { chatId: chat.id, role: 'user', content: prompt, files: run.files, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId });
@@ -333,11 +310,6 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
       }
     }
     return jobs;
-  }
-
-  async function filesOfChat(chatId: string) {
-    const rows = await deps.db('playground_files').where({ chat_id: chatId });
-    return new Map(rows.map((r: any) => [r.id, { id: r.id, chatId: r.chat_id, filename: r.filename, contentType: r.content_type, bytes: Number(r.bytes), storageKey: r.storage_key }]));
   }
 
   return router;

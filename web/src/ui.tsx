@@ -61,3 +61,4 @@ export function Section({ title, children, actions }: { title: string; children:
 export const when = (seconds: number | null) => (seconds ? new Date(seconds * 1000).toLocaleString() : '—');
 export const day = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
 export const credits = (n: number) => n.toLocaleString(undefined, { maximumFractionDigits: 6 });
+export const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : n < 1024 ** 3 ? `${(n / 1024 ** 2).toFixed(1)} MB` : `${(n / 1024 ** 3).toFixed(2)} GB`);

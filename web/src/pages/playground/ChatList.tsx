@@ -5,6 +5,7 @@ import { playground } from '../../playground-api';
 import { Link, navigate } from '../../router';
 import { useCan } from '../../session';
 import { ErrorNote } from '../../ui';
+import { ProjectList } from './ProjectList';
 
 export function ChatList({ activeId }: { activeId: string | null }) {
   const [search, setSearch] = useState('');
@@ -24,6 +25,7 @@ export function ChatList({ activeId }: { activeId: string | null }) {
           <Link to="/playground/compare">Compare</Link>
         </div>
       )}
+      <ProjectList />
       <input type="search" aria-label="Search chats" placeholder="Search chats" value={search} onChange={(e) => setSearch(e.target.value)} />
       <ErrorNote error={chats.error ?? create.error} />
       <ul>

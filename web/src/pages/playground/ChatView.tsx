@@ -1,19 +1,15 @@
 /** A chat: its messages, settings (model, system prompt, parameters), the composer with attachments, images, sharing. */
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { playground } from '../../playground-api';
+import { playground, uploadOf } from '../../playground-api';
 import { useCan } from '../../session';
 import { credits, ErrorNote, Loading } from '../../ui';
 import { MessageItem } from './MessageItem';
 import { ModelPicker, ParamsPanel } from './ModelPicker';
 import { ShareDialog } from './ShareDialog';
 import { MediaPanel } from './MediaPanel';
-
-const toBase64 = (file: File) => file.arrayBuffer().then((b) => {
-  let s = '';
-  new Uint8Array(b).forEach((c) => { s += String.fromCharCode(c); });
-  return btoa(s);
-});
+import { MoveToProject, ProjectAttach } from './ChatProject';
+import { DeleteChat } from './DeleteChat';
 
 export function ChatView({ chatId }: { chatId: string }) {
   const can = useCan();
@@ -36,7 +32,7 @@ export function ChatView({ chatId }: { chatId: string }) {
   const image = useMutation({ mutationFn: () => playground.generateImage(chatId, { model: imageModel, prompt: draft, size: imageSize }), onSuccess: () => { setDraft(''); void refresh(); } });
   const update = useMutation({ mutationFn: (b: Record<string, unknown>) => playground.updateChat(chatId, b), onSuccess: () => void refresh() });
   const upload = useMutation({
-    mutationFn: async (file: File) => playground.upload(chatId, { filename: file.name, content_type: file.type || 'application/octet-stream', data: await toBase64(file) }),
+    mutationFn: async (file: File) => playground.upload(chatId, await uploadOf(file)),
     onSuccess: (f) => setFiles((list) => [...list, f]),
   });
   const bookmark = (messageId: string | null, on: boolean) => playground.bookmark(chatId, messageId, on).then(refresh);
@@ -68,6 +64,7 @@ export function ChatView({ chatId }: { chatId: string }) {
         <form className="composer" onSubmit={(e) => { e.preventDefault(); send.mutate({ content: draft }); }}>
           <textarea aria-label="Message" value={draft} onChange={(e) => setDraft(e.target.value)} rows={3} placeholder="Write a message (markdown welcome)"
             onKeyDown={(e) => { if (e.key === 'Enter' && (e.metaKey || e.ctrlKey)) send.mutate({ content: draft }); }} />
+          {c.project_id && <ProjectAttach projectId={c.project_id} attached={files} onChange={setFiles} />}
           {files.length > 0 && <p className="muted">Attached: {files.map((f) => f.filename).join(', ')}</p>}
           <div className="row">
             <button type="submit" disabled={send.isPending || (!draft.trim() && files.length === 0)}>Send</button>
@@ -89,6 +86,8 @@ export function ChatView({ chatId }: { chatId: string }) {
             <textarea aria-label="System prompt" defaultValue={c.system_prompt} onBlur={(e) => update.mutate({ system_prompt: e.target.value })} rows={2} />
           </label>
           <ParamsPanel model={c.model} params={c.params} onChange={(params) => update.mutate({ params })} />
+          {c.access === 'owner' && <MoveToProject value={c.project_id} onChange={(project_id) => update.mutate({ project_id })} />}
+          {c.access === 'owner' && <DeleteChat chatId={chatId} title={c.title} />}
           <ErrorNote error={update.error} />
         </details>
       )}

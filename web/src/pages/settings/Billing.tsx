@@ -3,6 +3,7 @@ import { api } from '../../api';
 import { useCan } from '../../session';
 import { credits, Empty, ErrorNote, Field, Loading, Section, Table, when } from '../../ui';
 import { UsageCharts } from './UsageCharts';
+import { StorageCard } from './Storage';
 
 export function Billing() {
   const can = useCan();
@@ -11,6 +12,7 @@ export function Billing() {
       <BalanceCard />
       {can('billing.manage') && <TopUp />}
       {can('usage.read') && <UsageCharts />}
+      <StorageCard />
       <Ledger />
     </>
   );

@@ -1,0 +1,44 @@
+/** A project's name, instructions (a system message in every chat of it), pin, and deletion (its chats stay). */
+import { useState } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { playground, type Project } from '../../playground-api';
+import { navigate } from '../../router';
+import { ErrorNote } from '../../ui';
+
+export function ProjectSettings({ project }: { project: Project }) {
+  const client = useQueryClient();
+  const [confirming, setConfirming] = useState(false);
+  const refresh = () => client.invalidateQueries({ queryKey: ['playground'] });
+  const save = useMutation({ mutationFn: (b: { name?: string; instructions?: string; pinned?: boolean }) => playground.updateProject(project.id, b), onSuccess: () => void refresh() });
+  const remove = useMutation({
+    mutationFn: () => playground.deleteProject(project.id),
+    onSuccess: () => { void refresh(); void client.invalidateQueries({ queryKey: ['storage'] }); navigate('/playground'); },
+  });
+  return (
+    <div className="project-settings">
+      <form className="inline" onSubmit={(e) => { e.preventDefault(); save.mutate({ name: String(new FormData(e.currentTarget).get('name')) }); }}>
+        <label className="field"><span>Project name</span><input name="name" defaultValue={project.name} required maxLength={120} /></label>
+        <button type="submit" className="secondary" disabled={save.isPending}>Rename</button>
+        <button type="button" className="secondary" aria-pressed={project.pinned} onClick={() => save.mutate({ pinned: !project.pinned })}>{project.pinned ? 'Unpin project' : 'Pin project'}</button>
+      </form>
+      <form onSubmit={(e) => { e.preventDefault(); save.mutate({ instructions: String(new FormData(e.currentTarget).get('instructions')) }); }}>
+        <label className="field"><span>Instructions</span>
+          <textarea name="instructions" defaultValue={project.instructions} rows={3} placeholder="Sent as a system message by every chat in this project" />
+        </label>
+        <button type="submit" disabled={save.isPending}>Save instructions</button>
+        {save.isSuccess && <span role="status" className="ok"> Saved.</span>}
+      </form>
+      <ErrorNote error={save.error ?? remove.error} />
+      {!confirming && <button type="button" className="danger" onClick={() => setConfirming(true)}>Delete project</button>}
+      {confirming && (
+        <div role="alertdialog" aria-label="Delete project" className="card dialog">
+          <p>Delete “{project.name}” and its files? Its chats stay, out of any project.</p>
+          <div className="row">
+            <button type="button" className="danger" onClick={() => remove.mutate()} disabled={remove.isPending}>Delete</button>
+            <button type="button" className="secondary" onClick={() => setConfirming(false)}>Cancel</button>
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
