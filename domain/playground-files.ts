@@ -70,9 +70,12 @@ export async function readableFile(db: Knex, reader: Reader, fileId: string, cha
   return file;
 }
 
-/** Deletes the files' objects, then their records. */
+/** Deletes the files' objects, then their records; the messages that carried them no longer list them. */
 export async function deleteFiles(db: Knex, storage: ObjectStorage, files: PlaygroundFile[]): Promise<void> {
-  for (const file of files) await storage.delete(file.storageKey);
+  for (const file of files) {
+    await storage.delete(file.storageKey);
+    await db.raw('update playground_messages set files = files - ?::text where files @> ?::jsonb', [file.id, JSON.stringify([file.id])]);
+  }
   if (files.length) await db('playground_files').whereIn('id', files.map((f) => f.id)).delete();
 }
 

@@ -67,7 +67,7 @@ describe('web app: Playground projects in Chromium', function () {
     await page.getByRole('alert').filter({ hasText: "does not fit in the workspace's storage" }).waitFor();
 
     await projects.delete();
-    expect(await projects.sidebar().getByRole('link').count()).to.equal(0);
+    await projects.sidebar().getByText('No projects.').waitFor();
     await chats.open(chatId);
     await page.getByRole('heading', { name: 'Hello', level: 1 }).waitFor();
     const consoleErrors = suite.consoleErrors().filter((e) => !/413/.test(e));

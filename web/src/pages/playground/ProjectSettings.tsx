@@ -12,7 +12,14 @@ export function ProjectSettings({ project }: { project: Project }) {
   const save = useMutation({ mutationFn: (b: { name?: string; instructions?: string; pinned?: boolean }) => playground.updateProject(project.id, b), onSuccess: () => void refresh() });
   const remove = useMutation({
     mutationFn: () => playground.deleteProject(project.id),
-    onSuccess: () => { void refresh(); void client.invalidateQueries({ queryKey: ['storage'] }); navigate('/playground'); },
+    onSuccess: () => {
+      navigate('/playground');
+      // The project is gone, and so is the project of its chats as cached.
+      client.removeQueries({ queryKey: ['playground', 'project', project.id] });
+      client.removeQueries({ queryKey: ['playground', 'chat'] });
+      void refresh();
+      void client.invalidateQueries({ queryKey: ['storage'] });
+    },
   });
   return (
     <div className="project-settings">
