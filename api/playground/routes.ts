@@ -33,7 +33,7 @@ import { assertPermission } from '../http/permissions';
 import { InvalidRequestError, NotFoundError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import {
-  addFile, addMessage, finishMessage, bookmarksOf, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, projectsOf, saveProject, setBookmark, setSharing,
+  addFile, addMessage, bookmarksOf, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, projectsOf, saveProject, setBookmark, setSharing,
   sharesOf, truncateFrom, updateChat, type Chat, type Message, type Reader,
 } from '../../domain/playground';
 import { chatTotalMicro, receiptsFor } from '../../domain/playground-receipts';
@@ -44,6 +44,7 @@ import { recogniseAudio } from '../../domain/uploads';
 import { sha256 } from '../../domain/idempotency';
 import { validateVideoGenerationBody } from '../../endpoints/videos/body';
 import { findVideoJob, type VideoJob } from '../../domain/video-jobs';
+import { finishVideoMessage } from '../../domain/playground-videos';
 import { createVideoJobFrom } from '../videos/create';
 import { checkRequestedModel } from '../requests/run';
 import type { Endpoint } from '../../endpoints/types';
@@ -192,8 +193,9 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
 
   router.get('/messages/:id/video', async (ctx) => {
     const { message, chat } = await messageOf(ctx);
+    // The chat's own copy once the message is finished; the job's until then.
     const job = message.kind === 'video' && message.requestId ? await findVideoJob(deps.db, chat.workspaceId, message.requestId) : null;
-    const video = job?.status === 'succeeded' ? job.videos[0] : undefined;
+    const video = message.kind === 'video' && message.files[0] ? await fileRecord(deps.db, chat.workspaceId, message.files[0]) : job?.status === 'succeeded' ? job.videos[0] : undefined;
     if (!video) throw new NotFoundError('This message has no finished video.', { code: 'video_not_ready' });
     const object = await deps.storage.get(video.storageKey);
     ctx.type = video.contentType;
@@ -319,7 +321,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     return assistant;
   }
 
-  /** Video messages follow their jobs: a settled job finishes its message; the page shows each job's progress. */
+  /** Video messages follow their jobs (the page shows each job's progress). */
   async function videoJobsOf(chat: Chat, messages: Message[]): Promise<Map<string, VideoJob>> {
     const jobs = new Map<string, VideoJob>();
     for (const m of messages) {
@@ -327,9 +329,9 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
       const job = await findVideoJob(deps.db, chat.workspaceId, m.requestId);
       if (!job) continue;
       jobs.set(m.id, job);
-      if (m.status === 'running' && (job.status === 'succeeded' || job.status === 'failed')) {
-        await finishMessage(deps.db, m.id, { status: job.status === 'succeeded' ? 'completed' : 'failed', content: job.status === 'succeeded' ? `${job.videos.length} video` : '', error: job.error?.message ?? null });
-        Object.assign(m, { status: job.status === 'succeeded' ? 'completed' : 'failed', error: job.error?.message ?? null });
+      // Normally the job's workflow has finished the message already; this covers a report still on its way.
+      if (m.status === 'running' && (job.status === 'succeeded' || job.status === 'failed') && await finishVideoMessage(deps.db, deps.storage, job.id) === 'finished') {
+        Object.assign(m, (await messagesOf(deps.db, chat.id)).find((f) => f.id === m.id));
       }
     }
     return jobs;
