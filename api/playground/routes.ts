@@ -13,6 +13,7 @@
  *   POST   /chats/:id/videos                {model, prompt, duration?, resolution?, ...}: a durable video job on a 'video' message
  *   POST   /chats/:id/transcriptions        {model, file_id, language?, prompt?}: the transcript of an audio file of the chat
  *   POST   /chats/:id/music                 {model, prompt, duration?, response_format?}: tracks as audio files
+ *          (a generation's message keeps `generation: {endpoint, body}`: sending it again regenerates)
  *   GET    /messages/:id/video              the finished video of a 'video' message, to those who can read the chat
  *   POST   /chats/:id/files                 {filename, content_type, data (base64)}
  *   PUT    /chats/:id/sharing               {visibility, workspace_access?, members?: [{user_id, access}]} (owner)
@@ -149,9 +150,10 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     start: (ctx: GatewayContext, message: Message, chat: Chat, request: B & Record<string, unknown>) => Promise<void>) => {
     router.post(path, async (ctx) => {
       const chat = await spender(ctx, ctx.params.id);
-      const request = validate(await body(ctx));
+      const sent = await body(ctx);
+      const request = validate(sent);
       await checkRequestedModel(ctx, deps, endpoint, request.model, request);
-      const assistant = await startGenerationMessages(ctx, chat, prompt(request), { kind, model: request.model, requestId: ctx.state.requestId });
+      const assistant = await startGenerationMessages(ctx, chat, prompt(request), { kind, model: request.model, requestId: ctx.state.requestId, generation: { endpoint: path.split('/').pop() as string, body: sent } });
       await start(ctx, assistant, chat, request as B & Record<string, unknown>);
       ctx.status = 202;
       ctx.body = { assistant: messageJson(assistant) };
@@ -163,17 +165,19 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
 
   router.post('/chats/:id/videos', async (ctx) => {
     const chat = await spender(ctx, ctx.params.id);
-    const request = validateVideoGenerationBody(await body(ctx));
+    const sent = await body(ctx);
+    const request = validateVideoGenerationBody(sent);
     // The same checks, price and durable job as POST /v1/videos/generations; the job id is the message's run.
     const job = await createVideoJobFrom(ctx, deps, request, { aliases: {} });
-    const assistant = await startGenerationMessages(ctx, chat, request.prompt, { kind: 'video', model: request.model, requestId: job.id });
+    const assistant = await startGenerationMessages(ctx, chat, request.prompt, { kind: 'video', model: request.model, requestId: job.id, generation: { endpoint: 'videos', body: sent } });
     ctx.status = 202;
     ctx.body = { assistant: messageJson(assistant), job: jobJson(job) };
   });
 
   router.post('/chats/:id/transcriptions', async (ctx) => {
     const chat = await spender(ctx, ctx.params.id);
-    const { file_id: fileId, ...fields } = await body(ctx);
+    const sent = await body(ctx);
+    const { file_id: fileId, ...fields } = sent;
     const file = typeof fileId === 'string' ? await fileRecord(deps.db, chat.workspaceId, fileId) : null;
     if (!file || file.chatId !== chat.id) throw new NotFoundError(`No file with id '${String(fileId)}' in this chat.`, { code: 'file_not_found', param: 'file_id' });
     const typed = validateTranscriptionFields({ ...fields, response_format: 'json' });
@@ -185,7 +189,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
       ...typed, file: { key: file.storageKey, filename: file.filename, mediaType: audio.mediaType, bytes: file.bytes, sha256: sha256(bytes), estimatedSeconds: audio.estimatedSeconds },
     };
     await checkRequestedModel(ctx, deps, 'audio.transcriptions', request.model, request);
-    const assistant = await startGenerationMessages(ctx, chat, file.filename, { kind: 'text', model: request.model, requestId: ctx.state.requestId, files: [file.id] });
+    const assistant = await startGenerationMessages(ctx, chat, file.filename, { kind: 'text', model: request.model, requestId: ctx.state.requestId, files: [file.id], generation: { endpoint: 'transcriptions', body: sent } });
     await runs.startTranscription(ctx, assistant, request as unknown as { model: string } & Record<string, unknown>);
     ctx.status = 202;
     ctx.body = { assistant: messageJson(assistant) };
@@ -314,9 +318,9 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   /** The member's prompt and the running assistant message a generation fills in (the prompt titles a new chat). */
-  async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string; files?: string[] }): Promise<Message> {
+  async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string; files?: string[]; generation: Message['generation'] }): Promise<Message> {
     await addMessage(deps.db, { chatId: chat.id, role: 'user', content: prompt, files: run.files, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId });
-    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId });
+    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId, generation: run.generation });
     if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: prompt.slice(0, 60) });
     return assistant;
   }
@@ -355,7 +359,7 @@ function chatJson(c: Chat, extra: Record<string, unknown>) {
 function messageJson(m: Message) {
   return {
     id: m.id, object: 'playground.message', role: m.role, kind: m.kind, content: m.content, files: m.files, model: m.model, request_id: m.requestId,
-    status: m.status, error: m.error, user_id: m.userId, created_at: m.createdAt,
+    status: m.status, error: m.error, user_id: m.userId, created_at: m.createdAt, generation: m.generation ?? null,
   };
 }
 

@@ -122,6 +122,7 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
     expect(reply.files).to.deep.equal([file.id]);
     expect(reply.receipt).to.include({ endpoint: 'videos.generations', modelUsed: 'sim-video', status: 'succeeded' });
     expect(creditsToMicro(reply.receipt.credits)).to.equal(await settledCredits(jobId)).and.to.be.greaterThan(0);
+    expect(reply.generation).to.deep.equal({ endpoint: 'videos', body: { model: 'sim-video', prompt: 'A harbour at night', duration: 2, resolution: '360p' } });
     const video = await owner.fetch(`/api/playground/messages/${reply.id}/video`);
     expect(Buffer.from(await video.arrayBuffer()).equals(stored)).to.equal(true);
     expect((await owner.fetch(`/api/playground/files/${file.id}`)).status).to.equal(200);

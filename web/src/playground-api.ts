@@ -11,6 +11,8 @@ export interface ChatMessage {
   status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed'; error: string | null; bookmarked: boolean; receipt: Receipt | null;
   /** A video message's durable job. */
   job?: { id: string; status: 'queued' | 'processing' | 'succeeded' | 'failed'; progress: number; error: { message: string } | null };
+  /** The request a generation was made with: sending it again (regenerate) makes another with the same parameters. */
+  generation?: { endpoint: string; body: Record<string, unknown> } | null;
 }
 /** The media a chat can generate besides images, each at its own endpoint. */
 export type MediaKind = 'speech' | 'videos' | 'music' | 'transcriptions';
@@ -33,6 +35,7 @@ export const playground = {
     request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/messages`, b),
   generateImage: (id: string, b: { model: string; prompt: string; size?: string }) => request('POST', `${base}/chats/${id}/images`, b),
   generate: (id: string, kind: MediaKind, b: Record<string, unknown>) => request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/${kind}`, b),
+  regenerate: (id: string, generation: NonNullable<ChatMessage['generation']>) => request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/${generation.endpoint}`, generation.body),
   upload: (id: string, b: { filename: string; content_type: string; data: string }) => request<{ id: string; filename: string }>('POST', `${base}/chats/${id}/files`, b),
   stop: (messageId: string) => request('POST', `${base}/messages/${messageId}/stop`),
   timeline: (messageId: string) => request<{ data: TimelineStep[] }>('GET', `${base}/messages/${messageId}/timeline`),

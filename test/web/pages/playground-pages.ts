@@ -46,6 +46,10 @@ export class PlaygroundPage {
     await this.page.getByRole('button', { name: `Generate ${kind.toLowerCase()}` }).click();
   }
 
+  async regenerate(): Promise<void> {
+    await this.page.getByRole('button', { name: 'Regenerate' }).click();
+  }
+
   lastReply(): Locator {
     return this.page.getByRole('article', { name: 'assistant message' }).last();
   }
