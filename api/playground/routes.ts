@@ -94,11 +94,13 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     const jobs = await videoJobsOf(chat, messages);
     const bookmarked = new Set((await deps.db('playground_bookmarks').where({ user_id: reader(ctx).userId, chat_id: chat.id }).pluck('message_id')) as string[]);
     const total = await chatTotalMicro(deps.db, chat.workspaceId, chat.id);
+    const files = await filesOfChat(chat.id);
+    const attachments = (m: Message) => m.files.map((id) => ({ id, filename: files.get(id)?.filename ?? null, content_type: files.get(id)?.contentType ?? null }));
     ctx.body = {
       ...chatJson(chat, { access: chat.access, bookmarked: bookmarked.has('') }),
       total_credits: microToCredits(total),
       shares: chat.access === 'owner' ? await sharesOf(deps.db, chat.id) : undefined,
-      messages: messages.map((m) => ({ ...messageJson(m), bookmarked: bookmarked.has(m.id), receipt: m.requestId ? receipts.get(m.requestId) ?? null : null, job: jobs.has(m.id) ? jobJson(jobs.get(m.id) as VideoJob) : undefined })),
+      messages: messages.map((m) => ({ ...messageJson(m), attachments: attachments(m), bookmarked: bookmarked.has(m.id), receipt: m.requestId ? receipts.get(m.requestId) ?? null : null, job: jobs.has(m.id) ? jobJson(jobs.get(m.id) as VideoJob) : undefined })),
     };
   });
 

@@ -3,7 +3,8 @@
  * receipt equal to the x-credits-used of the same request sent to the API (both in the same ledger), an
  * image generation, an attached file the model reads, a chat shared with one teammate and not another, a
  * bookmark, a compare of two models, speech with a chosen voice and a video job played after a refresh,
- * and regenerating an image and a video from their requests.
+ * regenerating an image and a video from their requests, and audio recorded in the page (Chromium's fake
+ * microphone) and transcribed.
  * Screenshots go to docs/screenshots/playground-*.png (with UPDATE_SCREENSHOTS=1).
  */
 import { expect } from 'chai';
@@ -135,6 +136,23 @@ describe('web app: the Playground in Chromium', function () {
     await ownerPage.page.getByLabel('Generated video').nth(1).waitFor({ timeout: 60_000 });
     const videos = (await owner.json('GET', `/api/playground/chats/${mediaChat}`)).body.messages.filter((m: any) => m.kind === 'video');
     expect(videos.map((m: any) => m.generation.body)).to.deep.equal([0, 1].map(() => ({ model: 'sim-video', prompt: 'A lighthouse at dusk', duration: 2, resolution: '360p', aspect_ratio: '16:9' })));
+    expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
+  });
+
+  it('records audio in the page, uploads it to the chat and transcribes it', async () => {
+    const chat = await ownerPage.newChat();
+    await ownerPage.recordAndTranscribe(2_000);
+    const reply = await ownerPage.settledReply();
+    expect((await reply.locator('.markdown').textContent())?.trim()).to.match(/^[A-Z].+\.$/);
+    await ownerPage.page.getByLabel('Attached audio recording.webm').waitFor();
+
+    const [upload, transcript] = (await owner.json('GET', `/api/playground/chats/${chat}`)).body.messages;
+    expect(upload.attachments).to.have.length(1);
+    expect(upload.attachments[0]).to.include({ filename: 'recording.webm', content_type: 'audio/webm' });
+    expect(transcript.receipt).to.include({ endpoint: 'audio.transcriptions', status: 'succeeded' });
+    // The recording's length is read from its WebM container: about the two seconds recorded.
+    expect(transcript.receipt.units.audio_ms).to.be.within(1_000, 4_000);
+    expect(transcript.generation).to.deep.equal({ endpoint: 'transcriptions', body: { model: 'sim-transcribe', file_id: upload.files[0] } });
     expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
   });
 });

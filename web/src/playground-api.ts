@@ -13,6 +13,8 @@ export interface ChatMessage {
   job?: { id: string; status: 'queued' | 'processing' | 'succeeded' | 'failed'; progress: number; error: { message: string } | null };
   /** The request a generation was made with: sending it again (regenerate) makes another with the same parameters. */
   generation?: { endpoint: string; body: Record<string, unknown> } | null;
+  /** The message's files with their names and types (in a chat read). */
+  attachments?: Array<{ id: string; filename: string | null; content_type: string | null }>;
 }
 /** The media a chat can generate besides images, each at its own endpoint. */
 export type MediaKind = 'speech' | 'videos' | 'music' | 'transcriptions';

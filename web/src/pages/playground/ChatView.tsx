@@ -83,7 +83,7 @@ export function ChatView({ chatId }: { chatId: string }) {
             <button type="button" className="secondary" disabled={!draft.trim() || image.isPending} onClick={() => image.mutate()}>Generate image</button>
           </div>
           <ErrorNote error={send.error ?? image.error ?? upload.error} />
-          <MediaPanel chatId={chatId} draft={draft} files={files} onStarted={() => { setDraft(''); setFiles([]); void refresh(); }} />
+          <MediaPanel chatId={chatId} draft={draft} files={files} upload={(f) => upload.mutateAsync(f)} onStarted={() => { setDraft(''); setFiles([]); void refresh(); }} />
         </form>
       )}
       {canSend && (
