@@ -14,6 +14,7 @@ import type { SmtpSink } from '../support/notification-sinks';
 import { invitedMember, signUp, type Session } from '../support/people';
 import { browserSuite } from './browser';
 import { PlaygroundPage } from './pages/playground-pages';
+import { BillingPage } from './pages/settings-pages';
 
 describe('web app: the Playground in Chromium', function () {
   this.timeout(240_000);
@@ -153,6 +154,19 @@ describe('web app: the Playground in Chromium', function () {
     // The recording's length is read from its WebM container: about the two seconds recorded.
     expect(transcript.receipt.units.audio_ms).to.be.within(1_000, 4_000);
     expect(transcript.generation).to.deep.equal({ endpoint: 'transcriptions', body: { model: 'sim-transcribe', file_id: upload.files[0] } });
+    expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
+  });
+
+  it('shows what a member spent in the Playground as a bar of its own in usage by member', async () => {
+    const billing = new BillingPage(ownerPage.page, gateway.url);
+    await billing.open();
+    const bars = await billing.usageBars('By member');
+    const playground = bars.get(`${owner.email} · Playground`);
+    const viaKeys = bars.get(owner.email);
+    expect(playground).to.be.greaterThan(0);
+    // The only API call was the one compared with the first reply.
+    expect(viaKeys).to.be.greaterThan(0).and.to.be.lessThan(playground!);
+    expect(bars.has('operator')).to.equal(false);
     expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
   });
 });
