@@ -129,6 +129,21 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
     expect((await third.fetch(`/api/playground/files/${file.id}`)).status).to.equal(404);
   });
 
+  it('fails a video message when its job fails, with nobody reading the chat: the job\'s error, no file, nothing charged', async () => {
+    const chat = await newChat(owner, { model: 'sim-video-fail' });
+    const sent = await owner.json('POST', `/api/playground/chats/${chat.id}/videos`, { model: 'sim-video-fail', prompt: 'doomed', duration: 4 });
+    expect(sent.status).to.equal(202);
+    expect(await gateway.runtime.temporal.client.workflow.getHandle(sent.body.job.id).result()).to.include({ status: 'failed' });
+    const row = await gateway.runtime.db('playground_messages').where({ id: sent.body.assistant.id }).first();
+    expect(row).to.include({ status: 'failed' });
+    expect(row.error).to.be.a('string').and.not.empty;
+    expect(row.files).to.deep.equal([]);
+    expect(await settledCredits(sent.body.job.id)).to.equal(0);
+    const reply = (await owner.json('GET', `/api/playground/chats/${chat.id}`)).body.messages[1];
+    expect(reply.receipt).to.include({ status: 'failed', credits: 0 });
+    expect((await owner.fetch(`/api/playground/messages/${reply.id}/video`)).status).to.equal(404);
+  });
+
   it('refuses a video duration the model does not offer, with nothing recorded', async () => {
     const chat = await newChat(owner, { model: 'sim-video' });
     const bad = await owner.json('POST', `/api/playground/chats/${chat.id}/videos`, { model: 'sim-video', prompt: 'x', duration: 3 });
