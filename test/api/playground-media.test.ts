@@ -186,6 +186,23 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
     expect((await owner.fetch(`/api/playground/files/${file.body.id}`)).status).to.equal(200);
   });
 
+  it('transcribes an Ogg Opus recording uploaded as the page uploads one (recording.ogg, audio/ogg)', async () => {
+    const key = await owner.json('POST', '/v1/organization/api_keys', { name: 'opus', preset: 'custom' });
+    const spoken = await fetch(`${gateway.url}/v1/audio/speech`, {
+      method: 'POST', headers: { authorization: `Bearer ${key.body.value}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-tts', voice: 'alloy', input: 'recorded in the browser', response_format: 'opus' }),
+    });
+    const ogg = Buffer.from(await spoken.arrayBuffer());
+    expect(ogg.subarray(0, 4).toString('latin1')).to.equal('OggS');
+    const chat = await newChat(owner, { model: 'sim-transcribe' });
+    const file = await owner.json('POST', `/api/playground/chats/${chat.id}/files`, { filename: 'recording.ogg', content_type: 'audio/ogg', data: ogg.toString('base64') });
+    const sent = await owner.json('POST', `/api/playground/chats/${chat.id}/transcriptions`, { model: 'sim-transcribe', file_id: file.body.id });
+    expect(sent.status).to.equal(202);
+    const transcript = (await settledChat(owner, chat.id)).messages[1];
+    expect(transcript.content.toLowerCase()).to.include('recorded in the browser');
+    expect(transcript.receipt.units.audio_ms).to.be.greaterThan(0);
+  });
+
   it('credits Playground usage to the member who made it, apart from their API usage, in usage and costs by member', async () => {
     const chat = await newChat(third, { model: 'sim-tts' });
     await third.json('POST', `/api/playground/chats/${chat.id}/speech`, { model: 'sim-tts', voice: 'nova', input: 'Theo speaks' });
