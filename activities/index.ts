@@ -14,6 +14,7 @@ import { createBillingActivities } from './billing';
 import { createBudgetActivities } from './budget';
 import { createVideoActivities } from './videos';
 import { createHoldActivities } from './holds';
+import { createPlaygroundActivities } from './playground';
 
 
 export function createActivities(deps: ActivityDeps) {
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createBudgetActivities(deps),
     ...createVideoActivities(deps),
     ...createHoldActivities(deps),
+    ...createPlaygroundActivities(deps),
   }, deps.observer);
 }
 

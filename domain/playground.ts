@@ -39,6 +39,8 @@ export interface Message {
   error: string | null;
   userId: string | null;
   createdAt: number;
+  /** The request a generation was made with (its endpoint under /chats/:id/ and the body sent): regenerating sends it again. */
+  generation?: { endpoint: string; body: Record<string, unknown> } | null;
 }
 
 export interface Reader { workspaceId: string; userId: string }
@@ -55,7 +57,7 @@ function toChat(r: any): Chat {
 export function toMessage(r: any): Message {
   return {
     id: r.id, chatId: r.chat_id, role: r.role, kind: r.kind, content: r.content, files: r.files ?? [], model: r.model, requestId: r.request_id,
-    status: r.status, error: r.error, userId: r.user_id, createdAt: seconds(r.created_at),
+    status: r.status, error: r.error, userId: r.user_id, createdAt: seconds(r.created_at), generation: r.generation ?? null,
   };
 }
 
@@ -131,7 +133,7 @@ export async function messagesOf(db: Knex, chatId: string): Promise<Message[]> {
 export async function addMessage(db: Knex, m: Omit<Message, 'id' | 'createdAt' | 'error' | 'files' | 'kind'> & { files?: string[]; kind?: Message['kind'] }): Promise<Message> {
   const [row] = await db('playground_messages').insert({
     id: newId('msg'), chat_id: m.chatId, role: m.role, kind: m.kind ?? 'text', content: m.content, files: JSON.stringify(m.files ?? []), model: m.model,
-    request_id: m.requestId, status: m.status, user_id: m.userId,
+    request_id: m.requestId, status: m.status, user_id: m.userId, ...(m.generation ? { generation: JSON.stringify(m.generation) } : {}),
   }, '*');
   await db('playground_chats').where({ id: m.chatId }).update({ updated_at: db.fn.now() });
   return toMessage(row);

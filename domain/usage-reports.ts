@@ -1,7 +1,9 @@
 /**
  * Usage and costs for the management API and the billing page, in OpenAI's Administration API shape:
  * daily buckets (`start_time`, `end_time`, `results`), optionally grouped by model, API key and member.
- * Usage counts come from the usage records; costs are the ledger's settled charges.
+ * Usage counts come from the usage records; costs are the ledger's settled charges. A member's usage is what
+ * their keys made plus what they made in the Playground (no key: the usage record names them); grouped by
+ * member, each result says which of the two it is (`source`: `api` or `playground`).
  */
 import type { Knex } from 'knex';
 import { InvalidRequestError } from '../core/errors';
@@ -42,8 +44,11 @@ export function parseReportQuery(query: Record<string, unknown>, now = Date.now(
 const COLUMNS: Record<UsageGroup, { usage: string; cost: string }> = {
   model: { usage: 'coalesce(r.model_used, r.model_requested)', cost: 'l.model' },
   api_key_id: { usage: 'r.api_key_id', cost: 'l.api_key_id' },
-  user_id: { usage: 'k.created_by_user_id', cost: 'k.created_by_user_id' },
+  user_id: { usage: 'coalesce(k.created_by_user_id, r.user_id)', cost: 'coalesce(k.created_by_user_id, r.user_id)' },
 };
+
+/** Grouped by member, API and Playground usage stay apart (only Playground runs name a member on their usage record). */
+const SOURCE = "case when r.user_id is not null then 'playground' else 'api' end";
 
 function bucketsOf<T extends { day: number }>(range: ReportRange, rows: T[], toResult: (row: T) => Record<string, unknown>, object: string) {
   const data: Array<{ object: 'bucket'; start_time: number; end_time: number; results: Array<Record<string, unknown>> }> = [];
@@ -54,15 +59,17 @@ function bucketsOf<T extends { day: number }>(range: ReportRange, rows: T[], toR
 }
 
 function groupSelect(range: ReportRange, kind: 'usage' | 'cost'): string {
-  return range.groupBy.map((g) => `, ${COLUMNS[g][kind]} as ${g}`).join('');
+  return range.groupBy.map((g) => `, ${COLUMNS[g][kind]} as ${g}`).join('') + (range.groupBy.includes('user_id') ? `, ${SOURCE} as source` : '');
 }
 
 function groupBy(range: ReportRange, kind: 'usage' | 'cost'): string {
-  return range.groupBy.map((g) => `, ${COLUMNS[g][kind]}`).join('');
+  return range.groupBy.map((g) => `, ${COLUMNS[g][kind]}`).join('') + (range.groupBy.includes('user_id') ? `, ${SOURCE}` : '');
 }
 
 function groupValues(range: ReportRange, row: Record<string, any>): Record<string, unknown> {
-  return Object.fromEntries(USAGE_GROUPS.map((g) => [g, range.groupBy.includes(g) ? row[g] ?? null : null]));
+  const values: Record<string, unknown> = Object.fromEntries(USAGE_GROUPS.map((g) => [g, range.groupBy.includes(g) ? row[g] ?? null : null]));
+  if (range.groupBy.includes('user_id')) values.source = row.source;
+  return values;
 }
 
 export async function usageReport(db: Knex, workspaceId: string, range: ReportRange) {
@@ -85,7 +92,7 @@ export async function costReport(db: Knex, workspaceId: string, range: ReportRan
   const { rows } = await db.raw(
     `select (floor(extract(epoch from l.created_at) / ${DAY}) * ${DAY})::bigint as day${groupSelect(range, 'cost')},
             sum(-l.amount_micro)::bigint as amount_micro
-       from credit_ledger l left join api_keys k on k.id = l.api_key_id
+       from credit_ledger l left join api_keys k on k.id = l.api_key_id left join usage_records r on r.request_id = l.request_id
       where l.workspace_id = ? and l.kind = 'settle' and l.created_at >= to_timestamp(?) and l.created_at < to_timestamp(?)
       group by 1${groupBy(range, 'cost')} order by 1`,
     [workspaceId, range.startTime, range.endTime],

@@ -30,6 +30,8 @@ export interface VideoJobSpec {
    * seconds (OpenAI's video object reports both). Absent on jobs created before it was kept.
    */
   output?: { size: string; seconds: number };
+  /** A job a signed-in member made in the Playground (no key): its usage is theirs, and its end finishes their chat message. */
+  playground?: { userId: string };
 }
 
 export interface StoredVideo {

@@ -65,6 +65,8 @@ export interface ModelRequestInput {
   clientRequestId?: string | null;
   simulate?: SimulationDirective;
   activityMode?: ActivityMode;
+  /** The member who asked in the Playground (no key), kept on the usage record. */
+  userId?: string | null;
 }
 
 export interface HopRecord {
@@ -76,7 +78,7 @@ export interface HopRecord {
 export function usageBase(input: ModelRequestInput) {
   return {
     requestId: input.requestId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, endpoint: input.endpoint,
-    modelRequested: input.chain[0], clientRequestId: input.clientRequestId ?? null,
+    modelRequested: input.chain[0], clientRequestId: input.clientRequestId ?? null, userId: input.userId ?? null,
   };
 }
 

@@ -46,6 +46,12 @@ const poller = proxyActivities<GatewayActivities>({
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 10 },
 });
 
+/** Reporting the job's end to the Playground: its message may be written a moment after the job started. */
+const playground = proxyActivities<GatewayActivities>({
+  startToCloseTimeout: '15 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
+});
+
 /** Between rounds of a step that failed for a reason of our own (storage, database, a worker that died). */
 const OWN_FAILURE_PAUSE_MS = 30_000;
 
@@ -70,12 +76,24 @@ export interface VideoGenerationResult {
 }
 
 export async function videoGenerationWorkflow(input: VideoGenerationInput): Promise<VideoGenerationResult> {
+  const result = await runJob(input);
+  // A job from the Playground finishes its chat message now, not when someone next reads the chat; should
+  // this report fail for good, reading the chat finishes the message all the same.
+  if (input.spec.playground) {
+    await playground.finishPlaygroundVideo({ jobId: input.jobId }).catch((err) => {
+      if (isCancellation(err)) throw err;
+    });
+  }
+  return result;
+}
+
+async function runJob(input: VideoGenerationInput): Promise<VideoGenerationResult> {
   const startedAt = Date.now();
   const { chain } = input.spec;
   const usage = (model: string | null, depth: number, status: 'succeeded' | 'failed'): UsageRecord => ({
     requestId: input.jobId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, endpoint: 'videos.generations',
     modelRequested: chain[0], modelUsed: model, fallbackDepth: depth, status, inputTokens: 0, outputTokens: 0,
-    latencyMs: Date.now() - startedAt,
+    latencyMs: Date.now() - startedAt, userId: input.spec.playground?.userId ?? null,
   });
   const fail = async (reservationId: string | null, model: string | null, depth: number, error: VideoJobError): Promise<VideoGenerationResult> => {
     await books.failVideoJob({ jobId: input.jobId, reservationId, error, usage: usage(model, depth, 'failed') });

@@ -13,6 +13,7 @@
  *   POST   /chats/:id/videos                {model, prompt, duration?, resolution?, ...}: a durable video job on a 'video' message
  *   POST   /chats/:id/transcriptions        {model, file_id, language?, prompt?}: the transcript of an audio file of the chat
  *   POST   /chats/:id/music                 {model, prompt, duration?, response_format?}: tracks as audio files
+ *          (a generation's message keeps `generation: {endpoint, body}`: sending it again regenerates)
  *   GET    /messages/:id/video              the finished video of a 'video' message, to those who can read the chat
  *   POST   /chats/:id/files                 {filename, content_type, data (base64)}: counted in the workspace's storage
  *   PUT    /chats/:id/sharing               {visibility, workspace_access?, members?: [{user_id, access}]} (owner)
@@ -33,7 +34,7 @@ import { assertPermission } from '../http/permissions';
 import { InvalidRequestError, NotFoundError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import {
-  addMessage, finishMessage, bookmarksOf, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, setBookmark, setSharing,
+  addMessage, bookmarksOf, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, setBookmark, setSharing,
   sharesOf, truncateFrom, updateChat, type Chat, type Message, type Reader,
 } from '../../domain/playground';
 import { assertStorageLeft, deleteChat, filesForChat, storeUpload } from '../../domain/playground-files';
@@ -45,6 +46,7 @@ import { recogniseAudio } from '../../domain/uploads';
 import { sha256 } from '../../domain/idempotency';
 import { validateVideoGenerationBody } from '../../endpoints/videos/body';
 import { findVideoJob, type VideoJob } from '../../domain/video-jobs';
+import { finishVideoMessage } from '../../domain/playground-videos';
 import { createVideoJobFrom } from '../videos/create';
 import { checkRequestedModel } from '../requests/run';
 import type { Endpoint } from '../../endpoints/types';
@@ -93,11 +95,13 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     const jobs = await videoJobsOf(chat, messages);
     const bookmarked = new Set((await deps.db('playground_bookmarks').where({ user_id: reader(ctx).userId, chat_id: chat.id }).pluck('message_id')) as string[]);
     const total = await chatTotalMicro(deps.db, chat.workspaceId, chat.id);
+    const files = await filesForChat(deps.db, chat);
+    const attachments = (m: Message) => m.files.map((id) => ({ id, filename: files.get(id)?.filename ?? null, content_type: files.get(id)?.contentType ?? null }));
     ctx.body = {
       ...chatJson(chat, { access: chat.access, bookmarked: bookmarked.has('') }),
       total_credits: microToCredits(total),
       shares: chat.access === 'owner' ? await sharesOf(deps.db, chat.id) : undefined,
-      messages: messages.map((m) => ({ ...messageJson(m), bookmarked: bookmarked.has(m.id), receipt: m.requestId ? receipts.get(m.requestId) ?? null : null, job: jobs.has(m.id) ? jobJson(jobs.get(m.id) as VideoJob) : undefined })),
+      messages: messages.map((m) => ({ ...messageJson(m), attachments: attachments(m), bookmarked: bookmarked.has(m.id), receipt: m.requestId ? receipts.get(m.requestId) ?? null : null, job: jobs.has(m.id) ? jobJson(jobs.get(m.id) as VideoJob) : undefined })),
     };
   });
 
@@ -151,10 +155,11 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     start: (ctx: GatewayContext, message: Message, chat: Chat, request: B & Record<string, unknown>) => Promise<void>) => {
     router.post(path, async (ctx) => {
       const chat = await spender(ctx, ctx.params.id);
-      const request = validate(await body(ctx));
+      const sent = await body(ctx);
+      const request = validate(sent);
       await checkRequestedModel(ctx, deps, endpoint, request.model, request);
       if (kind !== 'text') await assertStorageLeft(deps.db, chat.workspaceId);
-      const assistant = await startGenerationMessages(ctx, chat, prompt(request), { kind, model: request.model, requestId: ctx.state.requestId });
+      const assistant = await startGenerationMessages(ctx, chat, prompt(request), { kind, model: request.model, requestId: ctx.state.requestId, generation: { endpoint: path.split('/').pop() as string, body: sent } });
       await start(ctx, assistant, chat, request as B & Record<string, unknown>);
       ctx.status = 202;
       ctx.body = { assistant: messageJson(assistant) };
@@ -166,18 +171,20 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
 
   router.post('/chats/:id/videos', async (ctx) => {
     const chat = await spender(ctx, ctx.params.id);
-    const request = validateVideoGenerationBody(await body(ctx));
+    const sent = await body(ctx);
+    const request = validateVideoGenerationBody(sent);
     await assertStorageLeft(deps.db, chat.workspaceId);
     // The same checks, price and durable job as POST /v1/videos/generations; the job id is the message's run.
     const job = await createVideoJobFrom(ctx, deps, request, { aliases: {} });
-    const assistant = await startGenerationMessages(ctx, chat, request.prompt, { kind: 'video', model: request.model, requestId: job.id });
+    const assistant = await startGenerationMessages(ctx, chat, request.prompt, { kind: 'video', model: request.model, requestId: job.id, generation: { endpoint: 'videos', body: sent } });
     ctx.status = 202;
     ctx.body = { assistant: messageJson(assistant), job: jobJson(job) };
   });
 
   router.post('/chats/:id/transcriptions', async (ctx) => {
     const chat = await spender(ctx, ctx.params.id);
-    const { file_id: fileId, ...fields } = await body(ctx);
+    const sent = await body(ctx);
+    const { file_id: fileId, ...fields } = sent;
     const file = typeof fileId === 'string' ? await fileRecord(deps.db, chat.workspaceId, fileId) : null;
     if (!file || file.chatId !== chat.id) throw new NotFoundError(`No file with id '${String(fileId)}' in this chat.`, { code: 'file_not_found', param: 'file_id' });
     const typed = validateTranscriptionFields({ ...fields, response_format: 'json' });
@@ -189,7 +196,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
       ...typed, file: { key: file.storageKey, filename: file.filename, mediaType: audio.mediaType, bytes: file.bytes, sha256: sha256(bytes), estimatedSeconds: audio.estimatedSeconds },
     };
     await checkRequestedModel(ctx, deps, 'audio.transcriptions', request.model, request);
-    const assistant = await startGenerationMessages(ctx, chat, file.filename, { kind: 'text', model: request.model, requestId: ctx.state.requestId, files: [file.id] });
+    const assistant = await startGenerationMessages(ctx, chat, file.filename, { kind: 'text', model: request.model, requestId: ctx.state.requestId, files: [file.id], generation: { endpoint: 'transcriptions', body: sent } });
     await runs.startTranscription(ctx, assistant, request as unknown as { model: string } & Record<string, unknown>);
     ctx.status = 202;
     ctx.body = { assistant: messageJson(assistant) };
@@ -197,8 +204,9 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
 
   router.get('/messages/:id/video', async (ctx) => {
     const { message, chat } = await messageOf(ctx);
+    // The chat's own copy once the message is finished; the job's until then.
     const job = message.kind === 'video' && message.requestId ? await findVideoJob(deps.db, chat.workspaceId, message.requestId) : null;
-    const video = job?.status === 'succeeded' ? job.videos[0] : undefined;
+    const video = message.kind === 'video' && message.files[0] ? await fileRecord(deps.db, chat.workspaceId, message.files[0]) : job?.status === 'succeeded' ? job.videos[0] : undefined;
     if (!video) throw new NotFoundError('This message has no finished video.', { code: 'video_not_ready' });
     const object = await deps.storage.get(video.storageKey);
     ctx.type = video.contentType;
@@ -289,14 +297,14 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   /** The member's prompt and the running assistant message a generation fills in (the prompt titles a new chat). */
-  async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string; files?: string[] }): Promise<Message> {
+  async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string; files?: string[]; generation: Message['generation'] }): Promise<Message> {
     await addMessage(deps.db, { chatId: chat.id, role: 'user', content: prompt, files: run.files, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId });
-    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId });
+    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId, generation: run.generation });
     if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: prompt.slice(0, 60) });
     return assistant;
   }
 
-  /** Video messages follow their jobs: a settled job finishes its message; the page shows each job's progress. */
+  /** Video messages follow their jobs (the page shows each job's progress). */
   async function videoJobsOf(chat: Chat, messages: Message[]): Promise<Map<string, VideoJob>> {
     const jobs = new Map<string, VideoJob>();
     for (const m of messages) {
@@ -304,9 +312,9 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
       const job = await findVideoJob(deps.db, chat.workspaceId, m.requestId);
       if (!job) continue;
       jobs.set(m.id, job);
-      if (m.status === 'running' && (job.status === 'succeeded' || job.status === 'failed')) {
-        await finishMessage(deps.db, m.id, { status: job.status === 'succeeded' ? 'completed' : 'failed', content: job.status === 'succeeded' ? `${job.videos.length} video` : '', error: job.error?.message ?? null });
-        Object.assign(m, { status: job.status === 'succeeded' ? 'completed' : 'failed', error: job.error?.message ?? null });
+      // Normally the job's workflow has finished the message already; this covers a report still on its way.
+      if (m.status === 'running' && (job.status === 'succeeded' || job.status === 'failed') && await finishVideoMessage(deps.db, deps.storage, job.id) === 'finished') {
+        Object.assign(m, (await messagesOf(deps.db, chat.id)).find((f) => f.id === m.id));
       }
     }
     return jobs;
@@ -325,7 +333,7 @@ function chatJson(c: Chat, extra: Record<string, unknown>) {
 function messageJson(m: Message) {
   return {
     id: m.id, object: 'playground.message', role: m.role, kind: m.kind, content: m.content, files: m.files, model: m.model, request_id: m.requestId,
-    status: m.status, error: m.error, user_id: m.userId, created_at: m.createdAt,
+    status: m.status, error: m.error, user_id: m.userId, created_at: m.createdAt, generation: m.generation ?? null,
   };
 }
 

@@ -152,7 +152,7 @@ export class PlaygroundRuns {
   }
 
   private async input(ctx: GatewayContext, endpoint: Endpoint, body: { model: string }) {
-    return { ...(await requestInput(ctx, this.deps, { endpoint, model: body.model, body })), apiKeyId: null };
+    return { ...(await requestInput(ctx, this.deps, { endpoint, model: body.model, body })), apiKeyId: null, userId: ctx.state.auth.userId };
   }
 
   private forget(requestId: string, messageId: string): void {

@@ -75,6 +75,7 @@ export async function createVideoJobFrom(ctx: GatewayContext, deps: AppDeps, bod
       allowedModels: auth.allowedModels,
       simulate: simulationDirective(ctx),
       output: { size: shape.size ?? videoSize(checked), seconds: Number(checked.duration) },
+      ...(auth.via === 'session' && auth.userId ? { playground: { userId: auth.userId } } : {}),
     };
     // A member in the Playground spends for the workspace with no key (a session is not a key).
     job = await createVideoJob(deps.db, { id: jobId, workspaceId: auth.workspaceId, apiKeyId: auth.via === 'session' ? null : auth.keyId, model: body.model, spec });

@@ -97,6 +97,53 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
     expect((await third.fetch(`/api/playground/messages/${reply.id}/video`)).status).to.equal(404);
   });
 
+  it('finishes a video message when its job ends, with nobody reading the chat: the video a file of the chat, its receipt', async () => {
+    const chat = await newChat(owner, { model: 'sim-video' });
+    const sent = await owner.json('POST', `/api/playground/chats/${chat.id}/videos`, { model: 'sim-video', prompt: 'A harbour at night', duration: 2, resolution: '360p' });
+    expect(sent.status).to.equal(202);
+    const jobId = sent.body.job.id;
+    const messageId = sent.body.assistant.id;
+    // The chat is never read until the job's workflow has ended: the workflow itself finished the message.
+    const result = await gateway.runtime.temporal.client.workflow.getHandle(jobId).result();
+    expect(result).to.include({ status: 'succeeded' });
+    const row = await gateway.runtime.db('playground_messages').where({ id: messageId }).first();
+    expect(row).to.include({ status: 'completed', content: '1 video', error: null });
+    expect(row.files).to.have.length(1);
+    const file = await gateway.runtime.db('playground_files').where({ id: row.files[0] }).first();
+    expect(file).to.include({ chat_id: chat.id, content_type: 'video/mp4', filename: 'video-1.mp4' });
+    const job = await gateway.runtime.db('video_jobs').where({ id: jobId }).first();
+    const stored = await gateway.runtime.storage.getBuffer(file.storage_key);
+    expect(stored.equals(await gateway.runtime.storage.getBuffer(job.result.videos[0].storageKey))).to.equal(true);
+    expect(Number(file.bytes)).to.equal(stored.length);
+
+    const read = await owner.json('GET', `/api/playground/chats/${chat.id}`);
+    const reply = read.body.messages[1];
+    expect(reply).to.include({ status: 'completed' });
+    expect(reply.files).to.deep.equal([file.id]);
+    expect(reply.receipt).to.include({ endpoint: 'videos.generations', modelUsed: 'sim-video', status: 'succeeded' });
+    expect(creditsToMicro(reply.receipt.credits)).to.equal(await settledCredits(jobId)).and.to.be.greaterThan(0);
+    expect(reply.generation).to.deep.equal({ endpoint: 'videos', body: { model: 'sim-video', prompt: 'A harbour at night', duration: 2, resolution: '360p' } });
+    const video = await owner.fetch(`/api/playground/messages/${reply.id}/video`);
+    expect(Buffer.from(await video.arrayBuffer()).equals(stored)).to.equal(true);
+    expect((await owner.fetch(`/api/playground/files/${file.id}`)).status).to.equal(200);
+    expect((await third.fetch(`/api/playground/files/${file.id}`)).status).to.equal(404);
+  });
+
+  it('fails a video message when its job fails, with nobody reading the chat: the job\'s error, no file, nothing charged', async () => {
+    const chat = await newChat(owner, { model: 'sim-video-fail' });
+    const sent = await owner.json('POST', `/api/playground/chats/${chat.id}/videos`, { model: 'sim-video-fail', prompt: 'doomed', duration: 4 });
+    expect(sent.status).to.equal(202);
+    expect(await gateway.runtime.temporal.client.workflow.getHandle(sent.body.job.id).result()).to.include({ status: 'failed' });
+    const row = await gateway.runtime.db('playground_messages').where({ id: sent.body.assistant.id }).first();
+    expect(row).to.include({ status: 'failed' });
+    expect(row.error).to.be.a('string').and.not.empty;
+    expect(row.files).to.deep.equal([]);
+    expect(await settledCredits(sent.body.job.id)).to.equal(0);
+    const reply = (await owner.json('GET', `/api/playground/chats/${chat.id}`)).body.messages[1];
+    expect(reply.receipt).to.include({ status: 'failed', credits: 0 });
+    expect((await owner.fetch(`/api/playground/messages/${reply.id}/video`)).status).to.equal(404);
+  });
+
   it('refuses a video duration the model does not offer, with nothing recorded', async () => {
     const chat = await newChat(owner, { model: 'sim-video' });
     const bad = await owner.json('POST', `/api/playground/chats/${chat.id}/videos`, { model: 'sim-video', prompt: 'x', duration: 3 });
@@ -137,5 +184,56 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
     expect(audio.headers.get('content-type')).to.equal('audio/mpeg');
     // The uploaded file stays with the chat after the run.
     expect((await owner.fetch(`/api/playground/files/${file.body.id}`)).status).to.equal(200);
+  });
+
+  it('transcribes an Ogg Opus recording uploaded as the page uploads one (recording.ogg, audio/ogg)', async () => {
+    const key = await owner.json('POST', '/v1/organization/api_keys', { name: 'opus', preset: 'custom' });
+    const spoken = await fetch(`${gateway.url}/v1/audio/speech`, {
+      method: 'POST', headers: { authorization: `Bearer ${key.body.value}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-tts', voice: 'alloy', input: 'recorded in the browser', response_format: 'opus' }),
+    });
+    const ogg = Buffer.from(await spoken.arrayBuffer());
+    expect(ogg.subarray(0, 4).toString('latin1')).to.equal('OggS');
+    const chat = await newChat(owner, { model: 'sim-transcribe' });
+    const file = await owner.json('POST', `/api/playground/chats/${chat.id}/files`, { filename: 'recording.ogg', content_type: 'audio/ogg', data: ogg.toString('base64') });
+    const sent = await owner.json('POST', `/api/playground/chats/${chat.id}/transcriptions`, { model: 'sim-transcribe', file_id: file.body.id });
+    expect(sent.status).to.equal(202);
+    const transcript = (await settledChat(owner, chat.id)).messages[1];
+    expect(transcript.content.toLowerCase()).to.include('recorded in the browser');
+    expect(transcript.receipt.units.audio_ms).to.be.greaterThan(0);
+  });
+
+  it('credits Playground usage to the member who made it, apart from their API usage, in usage and costs by member', async () => {
+    const chat = await newChat(third, { model: 'sim-tts' });
+    await third.json('POST', `/api/playground/chats/${chat.id}/speech`, { model: 'sim-tts', voice: 'nova', input: 'Theo speaks' });
+    await settledChat(third, chat.id);
+    const video = await newChat(third, { model: 'sim-video' });
+    const job = (await third.json('POST', `/api/playground/chats/${video.id}/videos`, { model: 'sim-video', prompt: 'x', duration: 2, resolution: '360p' })).body.job.id;
+    await gateway.runtime.temporal.client.workflow.getHandle(job).result();
+
+    const db = gateway.runtime.db;
+    const ownerId = (await owner.json('GET', '/api/me')).body.user.id;
+    const recorded = await db('usage_records').where({ user_id: third.userId }).select('request_id', 'endpoint', 'api_key_id');
+    expect(recorded.map((r: any) => r.endpoint).sort()).to.deep.equal(['audio.speech', 'videos.generations']);
+    expect(recorded.every((r: any) => r.api_key_id === null)).to.equal(true);
+    const spent = async (requestIds: string[]) => -Number((await db('credit_ledger').whereIn('request_id', requestIds).where({ kind: 'settle' }).sum({ total: 'amount_micro' }).first())?.total ?? 0);
+    const ownersPlayground = await db('usage_records').where({ user_id: ownerId }).pluck('request_id');
+    const ownersApi = await db('usage_records as r').join('api_keys as k', 'k.id', 'r.api_key_id').where('k.created_by_user_id', ownerId).pluck('r.request_id');
+    expect(ownersPlayground.length).to.be.greaterThan(0);
+    expect(ownersApi.length).to.be.greaterThan(0);
+
+    const costs = (await owner.json('GET', '/v1/organization/costs?group_by=user_id')).body.data.flatMap((b: any) => b.results);
+    const cost = (userId: string, source: string) => creditsToMicro(costs.filter((r: any) => r.user_id === userId && r.source === source).reduce((sum: number, r: any) => sum + r.amount.value, 0));
+    expect(cost(third.userId, 'playground')).to.equal(await spent(recorded.map((r: any) => r.request_id))).and.to.be.greaterThan(0);
+    expect(cost(third.userId, 'api')).to.equal(0);
+    expect(cost(ownerId, 'playground')).to.equal(await spent(ownersPlayground));
+    expect(cost(ownerId, 'api')).to.equal(await spent(ownersApi));
+    expect(costs.filter((r: any) => r.user_id === null)).to.deep.equal([]);
+
+    const usage = (await owner.json('GET', '/v1/organization/usage/completions?group_by=user_id')).body.data.flatMap((b: any) => b.results);
+    const requests = (userId: string, source: string) => usage.filter((r: any) => r.user_id === userId && r.source === source).reduce((sum: number, r: any) => sum + r.num_model_requests, 0);
+    expect(requests(third.userId, 'playground')).to.equal(2);
+    expect(requests(ownerId, 'playground')).to.equal(ownersPlayground.length);
+    expect(requests(ownerId, 'api')).to.equal(ownersApi.length);
   });
 });

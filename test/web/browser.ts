@@ -22,8 +22,14 @@ export function chromiumMissing(): string | null {
   return message;
 }
 
+/**
+ * Media capture is faked (a synthetic tone for the microphone, a test pattern for the camera) and its
+ * permission prompt granted, so recording in a page works headless and is the same on every machine.
+ */
+const FAKE_MEDIA = ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'];
+
 export async function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', ...FAKE_MEDIA] });
 }
 
 /** Console errors and uncaught exceptions of a page, to assert there were none. */

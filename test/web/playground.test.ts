@@ -2,7 +2,9 @@
  * The Playground in Chromium: a streamed reply rendered as markdown that survives a refresh mid-stream, its
  * receipt equal to the x-credits-used of the same request sent to the API (both in the same ledger), an
  * image generation, an attached file the model reads, a chat shared with one teammate and not another, a
- * bookmark, a compare of two models, speech with a chosen voice and a video job played after a refresh.
+ * bookmark, a compare of two models, speech with a chosen voice and a video job played after a refresh,
+ * regenerating an image and a video from their requests, and audio recorded in the page (Chromium's fake
+ * microphone) and transcribed.
  * Screenshots go to docs/screenshots/playground-*.png (with UPDATE_SCREENSHOTS=1).
  */
 import { expect } from 'chai';
@@ -12,6 +14,7 @@ import type { SmtpSink } from '../support/notification-sinks';
 import { invitedMember, signUp, type Session } from '../support/people';
 import { browserSuite } from './browser';
 import { PlaygroundPage } from './pages/playground-pages';
+import { BillingPage } from './pages/settings-pages';
 
 describe('web app: the Playground in Chromium', function () {
   this.timeout(240_000);
@@ -68,9 +71,16 @@ describe('web app: the Playground in Chromium', function () {
     expect(requests.length).to.equal(2);
   });
 
-  it('generates an image in the chat and reads an attached file', async () => {
+  it('generates an image in the chat, regenerates it with the same request, and reads an attached file', async () => {
     await ownerPage.generateImage('a lighthouse at dawn');
     await shot(ownerPage, 'image');
+    // Regenerating an image makes another from the same request, beside the first (not a chat reply).
+    await ownerPage.regenerate();
+    await ownerPage.page.getByRole('img', { name: 'Generated image' }).nth(1).waitFor();
+    const images = (await owner.json('GET', `/api/playground/chats/${chatId}`)).body.messages.filter((m: any) => m.kind === 'image');
+    expect(images).to.have.length(2);
+    expect(images.map((m: any) => m.generation)).to.deep.equal([0, 1].map(() => ({ endpoint: 'images', body: { model: 'sim-image', prompt: 'a lighthouse at dawn', size: '256x256' } })));
+    expect(new Set(images.map((m: any) => m.request_id)).size).to.equal(2);
     const png = await sharp({ create: { width: 12, height: 10, channels: 3, background: '#36c' } }).png().toBuffer();
     await ownerPage.attach('blue.png', 'image/png', png);
     await ownerPage.send('What is in this picture?');
@@ -121,6 +131,42 @@ describe('web app: the Playground in Chromium', function () {
     const reply = await ownerPage.settledReply();
     expect(await ownerPage.receiptCredits(reply)).to.be.greaterThan(0);
     await shot(ownerPage, 'media');
+
+    // Regenerate under a video makes another video job from the same request.
+    await ownerPage.regenerate();
+    await ownerPage.page.getByLabel('Generated video').nth(1).waitFor({ timeout: 60_000 });
+    const videos = (await owner.json('GET', `/api/playground/chats/${mediaChat}`)).body.messages.filter((m: any) => m.kind === 'video');
+    expect(videos.map((m: any) => m.generation.body)).to.deep.equal([0, 1].map(() => ({ model: 'sim-video', prompt: 'A lighthouse at dusk', duration: 2, resolution: '360p', aspect_ratio: '16:9' })));
+    expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
+  });
+
+  it('records audio in the page, uploads it to the chat and transcribes it', async () => {
+    const chat = await ownerPage.newChat();
+    await ownerPage.recordAndTranscribe(2_000);
+    const reply = await ownerPage.settledReply();
+    expect((await reply.locator('.markdown').textContent())?.trim()).to.match(/^[A-Z].+\.$/);
+    await ownerPage.page.getByLabel('Attached audio recording.webm').waitFor();
+
+    const [upload, transcript] = (await owner.json('GET', `/api/playground/chats/${chat}`)).body.messages;
+    expect(upload.attachments).to.have.length(1);
+    expect(upload.attachments[0]).to.include({ filename: 'recording.webm', content_type: 'audio/webm' });
+    expect(transcript.receipt).to.include({ endpoint: 'audio.transcriptions', status: 'succeeded' });
+    // The recording's length is read from its WebM container: about the two seconds recorded.
+    expect(transcript.receipt.units.audio_ms).to.be.within(1_000, 4_000);
+    expect(transcript.generation).to.deep.equal({ endpoint: 'transcriptions', body: { model: 'sim-transcribe', file_id: upload.files[0] } });
+    expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
+  });
+
+  it('shows what a member spent in the Playground as a bar of its own in usage by member', async () => {
+    const billing = new BillingPage(ownerPage.page, gateway.url);
+    await billing.open();
+    const bars = await billing.usageBars('By member');
+    const playground = bars.get(`${owner.email} · Playground`);
+    const viaKeys = bars.get(owner.email);
+    expect(playground).to.be.greaterThan(0);
+    // The only API call was the one compared with the first reply.
+    expect(viaKeys).to.be.greaterThan(0).and.to.be.lessThan(playground!);
+    expect(bars.has('operator')).to.equal(false);
     expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
   });
 });

@@ -11,6 +11,10 @@ export interface ChatMessage {
   status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed'; error: string | null; bookmarked: boolean; receipt: Receipt | null;
   /** A video message's durable job. */
   job?: { id: string; status: 'queued' | 'processing' | 'succeeded' | 'failed'; progress: number; error: { message: string } | null };
+  /** The request a generation was made with: sending it again (regenerate) makes another with the same parameters. */
+  generation?: { endpoint: string; body: Record<string, unknown> } | null;
+  /** The message's files with their names and types (in a chat read). */
+  attachments?: Array<{ id: string; filename: string | null; content_type: string | null }>;
 }
 /** The media a chat can generate besides images, each at its own endpoint. */
 export type MediaKind = 'speech' | 'videos' | 'music' | 'transcriptions';
@@ -45,6 +49,7 @@ export const playground = {
     request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/messages`, b),
   generateImage: (id: string, b: { model: string; prompt: string; size?: string }) => request('POST', `${base}/chats/${id}/images`, b),
   generate: (id: string, kind: MediaKind, b: Record<string, unknown>) => request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/${kind}`, b),
+  regenerate: (id: string, generation: NonNullable<ChatMessage['generation']>) => request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/${generation.endpoint}`, generation.body),
   upload: (id: string, b: Upload) => request<PlaygroundFile>('POST', `${base}/chats/${id}/files`, b),
   stop: (messageId: string) => request('POST', `${base}/messages/${messageId}/stop`),
   timeline: (messageId: string) => request<{ data: TimelineStep[] }>('GET', `${base}/messages/${messageId}/timeline`),

@@ -94,7 +94,8 @@ export interface UsagePage {
   data: Array<Bucket<UsageResult>>;
 }
 export interface CostPage {
-  data: Array<Bucket<{ amount: { value: number; currency: string }; model: string | null; api_key_id: string | null; user_id: string | null }>>;
+  /** `source` (grouped by member): spent through the member's keys (`api`) or in the Playground. */
+  data: Array<Bucket<{ amount: { value: number; currency: string }; model: string | null; api_key_id: string | null; user_id: string | null; source?: 'api' | 'playground' }>>;
 }
 
 export interface BudgetAlert {

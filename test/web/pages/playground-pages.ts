@@ -46,6 +46,19 @@ export class PlaygroundPage {
     await this.page.getByRole('button', { name: `Generate ${kind.toLowerCase()}` }).click();
   }
 
+  /** Records `ms` of the (fake) microphone in the media panel, then stops, which uploads and transcribes it. */
+  async recordAndTranscribe(ms: number): Promise<void> {
+    await this.page.getByLabel('Generation').selectOption({ label: 'Transcription' });
+    await this.page.getByRole('button', { name: 'Record' }).click();
+    await this.page.getByRole('status').filter({ hasText: 'Recording…' }).waitFor();
+    await this.page.waitForTimeout(ms);
+    await this.page.getByRole('button', { name: 'Stop and transcribe' }).click();
+  }
+
+  async regenerate(): Promise<void> {
+    await this.page.getByRole('button', { name: 'Regenerate' }).click();
+  }
+
   lastReply(): Locator {
     return this.page.getByRole('article', { name: 'assistant message' }).last();
   }

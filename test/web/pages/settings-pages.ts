@@ -81,6 +81,18 @@ export class BillingPage {
     return Number((await this.page.getByTestId('spent').textContent())?.replace(/,/g, ''));
   }
 
+  /** The usage bars grouped as the tab `group` (e.g. 'By member') shows them: label -> credits. */
+  async usageBars(group: string): Promise<Map<string, number>> {
+    await this.page.getByRole('tab', { name: group }).click();
+    const bars = this.page.getByRole('list', { name: 'Credits charged' }).getByRole('listitem');
+    await bars.first().waitFor();
+    const rows = new Map<string, number>();
+    for (const bar of await bars.all()) {
+      rows.set((await bar.locator('.bar-label').textContent()) ?? '', Number((await bar.locator('.bar-value').textContent())?.replace(/,/g, '')));
+    }
+    return rows;
+  }
+
   async ledgerKinds(): Promise<string[]> {
     await this.page.getByRole('table', { name: 'Latest credit movements' }).waitFor();
     return this.page.getByRole('table', { name: 'Latest credit movements' }).locator('tbody tr td:nth-child(2)').allTextContents();

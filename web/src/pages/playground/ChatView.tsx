@@ -1,7 +1,7 @@
 /** A chat: its messages, settings (model, system prompt, parameters), the composer with attachments, images, sharing. */
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { playground, uploadOf } from '../../playground-api';
+import { playground, uploadOf, type ChatMessage } from '../../playground-api';
 import { useCan } from '../../session';
 import { credits, ErrorNote, Loading } from '../../ui';
 import { MessageItem } from './MessageItem';
@@ -29,6 +29,8 @@ export function ChatView({ chatId }: { chatId: string }) {
     mutationFn: (b: { content: string; from?: string }) => playground.send(chatId, { ...b, files: b.from ? undefined : files.map((f) => f.id) }),
     onSuccess: () => { setDraft(''); setFiles([]); void refresh(); },
   });
+  // A generation is made again from its kept request, beside the earlier one; a chat reply is replaced.
+  const again = useMutation({ mutationFn: (g: NonNullable<ChatMessage['generation']>) => playground.regenerate(chatId, g), onSuccess: () => void refresh() });
   const image = useMutation({ mutationFn: () => playground.generateImage(chatId, { model: imageModel, prompt: draft, size: imageSize }), onSuccess: () => { setDraft(''); void refresh(); } });
   const update = useMutation({ mutationFn: (b: Record<string, unknown>) => playground.updateChat(chatId, b), onSuccess: () => void refresh() });
   const upload = useMutation({
@@ -41,6 +43,10 @@ export function ChatView({ chatId }: { chatId: string }) {
   if (chat.isError) return <ErrorNote error={chat.error} />;
   const c = chat.data;
   const canSend = can('playground.use') && c.access !== 'read';
+  const [prompt, last] = [c.messages.at(-2), c.messages.at(-1)];
+  const regenerate = last?.role !== 'assistant' || last.status === 'running' || !prompt ? null
+    : last.generation ? () => again.mutate(last.generation!)
+      : last.kind === 'text' ? () => send.mutate({ content: prompt.content, from: prompt.id }) : null;
   return (
     <section className="chat" aria-label="Chat">
       <header className="chat-head">
@@ -57,9 +63,8 @@ export function ChatView({ chatId }: { chatId: string }) {
           <MessageItem key={m.id} chatId={chatId} message={m} canSend={canSend} onBookmark={(on) => void bookmark(m.id, on)} onResend={(content) => send.mutate({ content, from: m.id })} />
         ))}
       </div>
-      {canSend && c.messages.at(-1)?.role === 'assistant' && c.messages.at(-1)?.status !== 'running' && c.messages.at(-2) && (
-        <button type="button" className="secondary" onClick={() => send.mutate({ content: c.messages.at(-2)!.content, from: c.messages.at(-2)!.id })}>Regenerate</button>
-      )}
+      {canSend && regenerate && <button type="button" className="secondary" disabled={again.isPending} onClick={regenerate}>Regenerate</button>}
+      <ErrorNote error={again.error} />
       {canSend && (
         <form className="composer" onSubmit={(e) => { e.preventDefault(); send.mutate({ content: draft }); }}>
           <textarea aria-label="Message" value={draft} onChange={(e) => setDraft(e.target.value)} rows={3} placeholder="Write a message (markdown welcome)"
@@ -75,7 +80,7 @@ export function ChatView({ chatId }: { chatId: string }) {
             <button type="button" className="secondary" disabled={!draft.trim() || image.isPending} onClick={() => image.mutate()}>Generate image</button>
           </div>
           <ErrorNote error={send.error ?? image.error ?? upload.error} />
-          <MediaPanel chatId={chatId} draft={draft} files={files} onStarted={() => { setDraft(''); setFiles([]); void refresh(); }} />
+          <MediaPanel chatId={chatId} draft={draft} files={files} upload={(f) => upload.mutateAsync(f)} onStarted={() => { setDraft(''); setFiles([]); void refresh(); }} />
         </form>
       )}
       {canSend && (

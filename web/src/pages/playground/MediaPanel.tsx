@@ -7,6 +7,7 @@ import { useMutation } from '@tanstack/react-query';
 import { playground, type MediaKind } from '../../playground-api';
 import { ErrorNote } from '../../ui';
 import { ModelPicker, useModels } from './ModelPicker';
+import { RecordButton } from './RecordButton';
 
 const KINDS: Array<{ kind: MediaKind; label: string; modality: string; model: string; prompt: string; options: string[] }> = [
   { kind: 'speech', label: 'Speech', modality: 'speech', model: 'sim-tts', prompt: 'input', options: ['voice', 'response_format'] },
@@ -20,10 +21,12 @@ interface Props {
   draft: string;
   /** Audio files attached in the composer (a transcription takes the first). */
   files: Array<{ id: string; filename: string }>;
+  /** Uploads a file to the chat (a recording made here is transcribed once uploaded). */
+  upload: (file: File) => Promise<{ id: string; filename: string }>;
   onStarted: () => void;
 }
 
-export function MediaPanel({ chatId, draft, files, onStarted }: Props) {
+export function MediaPanel({ chatId, draft, files, upload, onStarted }: Props) {
   const [kind, setKind] = useState<MediaKind>('speech');
   const spec = KINDS.find((k) => k.kind === kind)!;
   const [models, setModels] = useState<Record<string, string>>({});
@@ -36,6 +39,10 @@ export function MediaPanel({ chatId, draft, files, onStarted }: Props) {
     mutationFn: () => playground.generate(chatId, kind, kind === 'transcriptions'
       ? { model, file_id: files[0]?.id, ...chosen }
       : { model, [spec.prompt]: draft, ...chosen }),
+    onSuccess: onStarted,
+  });
+  const recorded = useMutation({
+    mutationFn: async (recording: File) => playground.generate(chatId, 'transcriptions', { model, file_id: (await upload(recording)).id, ...chosen }),
     onSuccess: onStarted,
   });
   const ready = kind === 'transcriptions' ? files.length > 0 : Boolean(draft.trim());
@@ -53,9 +60,10 @@ export function MediaPanel({ chatId, draft, files, onStarted }: Props) {
           <ParamChoice key={name} name={name} rule={allowed[name]} value={chosen[name]} onChange={(v) => setOptions({ ...options, [name]: v })} />
         ))}
         <button type="button" className="secondary" disabled={!ready || start.isPending} onClick={() => start.mutate()}>Generate {spec.label.toLowerCase()}</button>
+        {kind === 'transcriptions' && <RecordButton disabled={recorded.isPending} onRecorded={(file) => recorded.mutate(file)} />}
       </div>
-      {kind === 'transcriptions' && <p className="muted">{files[0] ? `Transcribes ${files[0].filename}.` : 'Attach an audio file to transcribe it.'}</p>}
-      <ErrorNote error={start.error} />
+      {kind === 'transcriptions' && <p className="muted">{files[0] ? `Transcribes ${files[0].filename}.` : 'Attach an audio file or record one to transcribe it.'}</p>}
+      <ErrorNote error={start.error ?? recorded.error} />
     </fieldset>
   );
 }

@@ -54,7 +54,11 @@ export function MessageItem({ chatId, message, canSend, onBookmark, onResend }: 
         </div>
       ) : (
         <>
-          {message.role === 'user' && message.files.map((id) => <img key={id} className="attachment" src={playground.fileUrl(id)} alt="Attachment" />)}
+          {message.role === 'user' && (message.attachments ?? message.files.map((id) => ({ id, filename: null, content_type: 'image/' }))).map((f) => (
+            f.content_type?.startsWith('audio/') ? <audio key={f.id} controls src={playground.fileUrl(f.id)} aria-label={`Attached audio ${f.filename ?? ''}`.trim()} />
+              : f.content_type?.startsWith('image/') ? <img key={f.id} className="attachment" src={playground.fileUrl(f.id)} alt="Attachment" />
+                : <a key={f.id} href={playground.fileUrl(f.id)} target="_blank" rel="noreferrer">{f.filename ?? 'Attachment'}</a>
+          ))}
           <Markdown text={text} />
           {running && <p className="muted" role="status">Generating…</p>}
         </>

@@ -5,14 +5,21 @@ import { credits, day, Empty, ErrorNote, Loading, Section } from '../../ui';
 
 const GROUPS = [{ id: 'day', label: 'By day' }, { id: 'model', label: 'By model' }, { id: 'api_key_id', label: 'By key' }, { id: 'user_id', label: 'By member' }];
 
-/** Charged credits of the last 30 days as horizontal bars, by day, model, key or member. */
+/**
+ * Charged credits of the last 30 days as horizontal bars, by day, model, key or member. By member, what a
+ * member spent in the Playground is a bar of its own beside what their keys spent.
+ */
 export function UsageCharts() {
   const [group, setGroup] = useState('day');
   const costs = useQuery({ queryKey: ['costs', group], queryFn: () => api.costs(group === 'day' ? '' : group) });
+  const users = useQuery({ queryKey: ['users'], queryFn: api.users, enabled: group === 'user_id' });
+  const member = (id: string | null) => users.data?.data.find((u) => u.id === id)?.email ?? id ?? 'operator';
   const rows = new Map<string, number>();
   for (const bucket of costs.data?.data ?? []) {
     for (const r of bucket.results) {
-      const label = group === 'day' ? day(bucket.start_time) : String((r as Record<string, unknown>)[group] ?? 'operator');
+      const label = group === 'day' ? day(bucket.start_time)
+        : group === 'user_id' ? `${member(r.user_id)}${r.source === 'playground' ? ' · Playground' : ''}`
+          : String((r as Record<string, unknown>)[group] ?? 'operator');
       rows.set(label, (rows.get(label) ?? 0) + r.amount.value);
     }
   }
