@@ -8,13 +8,14 @@
  *   replayed after its worker died re-runs a hop whose marker was lost: the answer is made again, the
  *   charge stays the recorded one). A hold given back (the workflow released it after a failed call, the
  *   run was cancelled, the sweeper closed it) is never called on: the hop is over.
- * - Settlement is retried in the activity for a while (a database outage); past that the activity returns
- *   the answer unsettled and the workflow settles it with the ledger's unbounded retries. Settling is
- *   idempotent, so settling twice never charges twice.
+ * - The hold and the settlement are retried in the activity for a while (a database outage). A hold that
+ *   still fails fails the hop (the workflow gives back whatever may have been held); a settlement that
+ *   still fails leaves the activity with the answer unsettled, and the workflow settles it with the ledger's
+ *   unbounded retries. Settling is idempotent, so settling twice never charges twice.
  *
  * Pure of Temporal and the database: the activities pass their own steps in (and tests scripted ones).
  */
-import type { SerializedGatewayError } from '../core/errors';
+import { GatewayError, type SerializedGatewayError } from '../core/errors';
 import { log } from '../core/log';
 import type { UsageRecord } from '../domain/request-accounting';
 import type { Endpoint } from '../endpoints/types';
@@ -65,25 +66,32 @@ export function denialOf(hold: HoldAnswer, hop: { model: string; requestId: stri
   return { denied: 'closed', model: hop.model };
 }
 
-/** How long a hop keeps trying to settle before it hands settlement to its workflow. */
-export const SETTLE_PATIENCE_MS = 10_000;
+/** How long a hop's ledger call (its hold, its settlement) is retried through a store's outage. */
+export const LEDGER_PATIENCE_MS = 10_000;
 
 /**
- * Settles (idempotently), retrying through a store's outage for up to `patienceMs`, or until `stopped()`;
- * null when it gave up (the caller hands the settlement to its workflow).
+ * Runs an idempotent ledger call, retrying failures of our own stores (not the gateway's answers, such as a
+ * refused hold) for up to `patienceMs` or until `stopped()`; then the last failure is thrown.
  */
-export async function settlePatiently<T>(settle: () => Promise<T>, opts: { patienceMs: number; stopped?: () => boolean; gaveUp?: (err: unknown) => void }): Promise<T | null> {
+export async function patiently<T>(fn: () => Promise<T>, opts: { patienceMs: number; stopped?: () => boolean }): Promise<T> {
   const giveUpAt = Date.now() + opts.patienceMs;
   for (let delay = 100; ; delay = Math.min(delay * 2, 4_000)) {
     try {
-      return await settle();
+      return await fn();
     } catch (err) {
-      if (Date.now() >= giveUpAt || opts.stopped?.()) {
-        opts.gaveUp?.(err);
-        return null;
-      }
+      if (err instanceof GatewayError || Date.now() >= giveUpAt || opts.stopped?.()) throw err;
       await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, giveUpAt - Date.now()))));
     }
+  }
+}
+
+/** Settles patiently (see `patiently`); null when it gave up (the caller hands the settlement to its workflow). */
+export async function settlePatiently<T>(settle: () => Promise<T>, opts: { patienceMs: number; stopped?: () => boolean; gaveUp: (err: unknown) => void }): Promise<T | null> {
+  try {
+    return await patiently(settle, opts);
+  } catch (err) {
+    opts.gaveUp(err);
+    return null;
   }
 }
 
@@ -108,7 +116,7 @@ export async function serveHop<C extends { chargeMicro: number }>(hop: { model: 
   if (denied) return denied;
   const called = await steps.call();
   const settled = await settlePatiently(() => steps.settle(called), {
-    patienceMs: steps.settlePatienceMs ?? SETTLE_PATIENCE_MS,
+    patienceMs: steps.settlePatienceMs ?? LEDGER_PATIENCE_MS,
     gaveUp: (err) => log.warn({ err, model: hop.model, requestId: hop.requestId }, 'a hop could not record its usage; its workflow settles it'),
   });
   return { ...called, model: hop.model, settledMicro: settled?.chargedMicro ?? null };

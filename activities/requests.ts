@@ -16,7 +16,7 @@ import { signalBudgetWatcherQuietly } from './budget-signal';
 import type { CallOutcome, Endpoint } from '../endpoints/types';
 import { loadPayload, storePayload, type PayloadRef } from './request-io';
 import type { SimulationDirective } from '../providers/types';
-import { serveHop, type HoldAnswer, type HoldInput, type HopCalled, type HopDenied, type HopHold, type HopSettlement } from './hop';
+import { LEDGER_PATIENCE_MS, patiently, serveHop, type HoldAnswer, type HoldInput, type HopCalled, type HopDenied, type HopHold, type HopSettlement } from './hop';
 
 /** One hop of a plain request: its call, who holds, and how to settle it. */
 export interface ServeHopInput extends CallInput {
@@ -60,10 +60,10 @@ export async function holdCredits(deps: ActivityDeps, input: HoldInput): Promise
     throw err;
   }
   try {
-    const reservation = await reserve(deps.db, {
+    const reservation = await patiently(() => reserve(deps.db, {
       reservationId: input.reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId,
       amountMicro: estimateMicro, requestId: input.requestId, model: input.model,
-    });
+    }), { patienceMs: LEDGER_PATIENCE_MS });
     return { ok: true, estimateMicro, status: reservation.status, requestId: reservation.requestId, chargedMicro: reservation.chargedMicro };
   } catch (err) {
     // The balance or the key's cap: no later model of the chain would be held either.
