@@ -1,10 +1,11 @@
 /**
- * Activities of the request workflow: hold credits for a model hop, call the model, close the books.
- * Each is a thin shell over domain/ and the endpoint handlers; gateway errors leave as ApplicationFailures
- * so the workflow (and then the API) sees the same error class.
+ * Activities of the request workflow: one hop (hold credits, call the model, settle: activities/hop.ts),
+ * and the ledger steps the workflow takes itself (give a hold back, settle what a hop could not, record a
+ * failure). Each is a thin shell over domain/ and the endpoint handlers; gateway errors leave as
+ * ApplicationFailures so the workflow (and then the API) sees the same error class.
  */
 import { activityInfo } from '@temporalio/activity';
-import { GatewayError, NotFoundError } from '../core/errors';
+import { GatewayError, InsufficientCreditsError, NotFoundError, PermissionDeniedError } from '../core/errors';
 import { eligibleModel } from '../domain/model-eligibility';
 import { failRequest, settleRequest, type UsageRecord } from '../domain/request-accounting';
 import { refund, reserve } from '../domain/ledger';
@@ -15,21 +16,15 @@ import { signalBudgetWatcherQuietly } from './budget-signal';
 import type { CallOutcome, Endpoint } from '../endpoints/types';
 import { loadPayload, storePayload, type PayloadRef } from './request-io';
 import type { SimulationDirective } from '../providers/types';
+import { LEDGER_PATIENCE_MS, patiently, serveHop, type HoldAnswer, type HoldInput, type HopCalled, type HopDenied, type HopHold, type HopSettlement } from './hop';
 
-export interface HoldInput {
-  endpoint: Endpoint;
-  model: string;
-  body: PayloadRef<unknown>;
-  allowedModels: string[] | null;
-  reservationId: string;
-  workspaceId: string;
-  apiKeyId: string | null;
-  requestId: string;
+/** One hop of a plain request: its call, who holds, and how to settle it. */
+export interface ServeHopInput extends CallInput {
+  hold: HopHold;
+  settlement: HopSettlement;
 }
 
-export type HoldOutcome =
-  | { ok: true; estimateMicro: number }
-  | { ok: false; reason: string; error: ReturnType<GatewayError['toJSON']> };
+export type ServeHopResult = HopCalled<CallResult> | HopDenied;
 
 export interface CallInput {
   endpoint: Endpoint;
@@ -46,30 +41,85 @@ export interface CallResult extends Omit<CallOutcome, 'response'> {
   response: PayloadRef<CallOutcome['response']>;
 }
 
+/**
+ * One hop's hold: can this model serve the request (it exists, serves this endpoint, the key may use it,
+ * it takes these parameters), what does it cost at most here, and hold that. A model unfit for the request,
+ * and a hold the balance or the key's cost cap refuses, are answers (nothing is held); the reservation
+ * comes back as it stands (a retry finds the hold it took before).
+ */
+export async function holdCredits(deps: ActivityDeps, input: HoldInput): Promise<HoldAnswer> {
+  const handler = handlerFor(input.endpoint);
+  let estimateMicro: number;
+  try {
+    const record = await eligibleModel(deps.catalog, { model: input.model, modality: handler.modality, allowedModels: input.allowedModels });
+    const body = await loadPayload(deps.storage, input.body);
+    handler.check(record, body);
+    estimateMicro = handler.estimate(record, body);
+  } catch (err) {
+    if (err instanceof GatewayError) return { ok: false, reason: err.message, error: err.toJSON(), endsChain: false };
+    throw err;
+  }
+  try {
+    const reservation = await patiently(() => reserve(deps.db, {
+      reservationId: input.reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId,
+      amountMicro: estimateMicro, requestId: input.requestId, model: input.model,
+    }), { patienceMs: LEDGER_PATIENCE_MS });
+    return { ok: true, estimateMicro, status: reservation.status, requestId: reservation.requestId, chargedMicro: reservation.chargedMicro };
+  } catch (err) {
+    // The balance or the key's cap: no later model of the chain would be held either.
+    if (err instanceof InsufficientCreditsError || err instanceof PermissionDeniedError) return { ok: false, reason: err.message, error: err.toJSON(), endsChain: true };
+    throw err;
+  }
+}
+
+/** Calls one hop's model; its response is stored when too large for the history. */
+export async function callModel(deps: ActivityDeps, input: CallInput): Promise<CallResult> {
+  const attempt = activityInfo().attempt;
+  const handler = handlerFor(input.endpoint);
+  const record = await deps.catalog.get(input.model);
+  if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found', param: 'model' });
+  const body = await loadPayload(deps.storage, input.body);
+  const outcome = await handler.call(record, body, {
+    requestId: input.requestId, created: input.created, attempt,
+    simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
+    providers: deps.providers, storage: deps.storage, catalog: deps.catalog, workspaceId: input.workspaceId, db: deps.db,
+  });
+  const response = await storePayload(deps.storage, `results/${input.requestId}.json`, outcome.response);
+  return { ...outcome, response };
+}
+
+/** Settles and records the usage, then tells the workspace's budget watcher (free without alerts). */
+async function settleAndSignal(deps: ActivityDeps, input: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number }> {
+  const settled = await settleRequest(deps.db, input);
+  await signalBudgetWatcherQuietly(deps, input.usage.workspaceId);
+  return { chargedMicro: settled.chargedMicro };
+}
+
+/** The usage record of a hop that served, from its settlement's fixed fields and what the call used. */
+export function servedUsage(settlement: HopSettlement, called: Pick<CallResult, 'usage'>, status: UsageRecord['status'] = 'succeeded', errorCode: string | null = null): UsageRecord {
+  return {
+    ...settlement.usage, status, errorCode,
+    inputTokens: called.usage.inputTokens, outputTokens: called.usage.outputTokens, units: called.usage.units,
+    latencyMs: Date.now() - settlement.startedAt,
+  };
+}
+
+/** One plain hop's steps (the image stream wraps the call in its progress reports). */
+export function hopSteps(deps: ActivityDeps, input: ServeHopInput, call: () => Promise<CallResult> = () => callModel(deps, input)) {
+  return {
+    hold: () => holdCredits(deps, { ...input.hold, endpoint: input.endpoint, model: input.model, body: input.body, requestId: input.requestId }),
+    call,
+    settle: (called: CallResult) => settleAndSignal(deps, {
+      reservationId: input.settlement.reservationId, chargeMicro: called.chargeMicro, usage: servedUsage(input.settlement, called),
+    }),
+  };
+}
+
 export function createRequestActivities(deps: ActivityDeps) {
   return {
-    /**
-     * One hop's hold: can this model serve the request (it exists, serves this endpoint, the key may use it,
-     * it takes these parameters), what does it cost at most here, and hold that. A model unfit for the
-     * request is reported (the workflow skips it); a refused hold (402, cost cap) is thrown.
-     */
-    async holdCredits(input: HoldInput): Promise<HoldOutcome> {
-      const handler = handlerFor(input.endpoint);
-      let estimateMicro: number;
-      try {
-        const record = await eligibleModel(deps.catalog, { model: input.model, modality: handler.modality, allowedModels: input.allowedModels });
-        const body = await loadPayload(deps.storage, input.body);
-        handler.check(record, body);
-        estimateMicro = handler.estimate(record, body);
-      } catch (err) {
-        if (err instanceof GatewayError) return { ok: false, reason: err.message, error: err.toJSON() };
-        throw err;
-      }
-      await reserve(deps.db, {
-        reservationId: input.reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId,
-        amountMicro: estimateMicro, requestId: input.requestId, model: input.model,
-      });
-      return { ok: true, estimateMicro };
+    /** One hop: hold, call, settle (activities/hop.ts). Its marker in the history shows the model, the outcome and the charge. */
+    async serveHop(input: ServeHopInput): Promise<ServeHopResult> {
+      return serveHop(input, hopSteps(deps, input));
     },
 
     /** A hold on its own (video jobs price their hops themselves). */
@@ -81,26 +131,9 @@ export function createRequestActivities(deps: ActivityDeps) {
       await refund(deps.db, input);
     },
 
-    async callModel(input: CallInput): Promise<CallResult> {
-      const attempt = activityInfo().attempt;
-      const handler = handlerFor(input.endpoint);
-      const record = await deps.catalog.get(input.model);
-      if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found', param: 'model' });
-      const body = await loadPayload(deps.storage, input.body);
-      const outcome = await handler.call(record, body, {
-        requestId: input.requestId, created: input.created, attempt,
-        simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
-        providers: deps.providers, storage: deps.storage, catalog: deps.catalog, workspaceId: input.workspaceId, db: deps.db,
-      });
-      const response = await storePayload(deps.storage, `results/${input.requestId}.json`, outcome.response);
-      return { ...outcome, response };
-    },
-
-    /** Settles and records the usage, then tells the workspace's budget watcher (free without alerts). */
+    /** Settles a hop its activity could not (a database outage outlasted its patience). */
     async settleRequest(input: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number }> {
-      const settled = await settleRequest(deps.db, input);
-      await signalBudgetWatcherQuietly(deps, input.usage.workspaceId);
-      return settled;
+      return settleAndSignal(deps, input);
     },
 
     async failRequest(input: { reservationId: string | null; reason: string; usage: UsageRecord }): Promise<void> {

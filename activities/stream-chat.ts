@@ -1,11 +1,12 @@
 /**
- * The streaming chat call. It runs on the task queue of the API process that holds the client's connection
- * and writes the answer straight to it, in the wire format of the endpoint that asked (chat completion
- * chunks, or Responses events: endpoints/stream-formats.ts). Before the first byte a failure is thrown (the
- * workflow may retry or fall back); after it, every ending (finish, upstream error, client gone) is settled
- * here, at what was used, before the stream's end is written (the workflow's own settlement then finds it
- * done), and returned. Heartbeats carry the running usage with every chunk, so a process that dies
- * mid-stream is billed for what it sent.
+ * The streaming chat hop. It runs on the task queue of the API process that holds the client's connection,
+ * holds the hop's credits (a refused hold is returned before anything is written, so the API can still
+ * answer with the error's status), and writes the answer straight to the client, in the wire format of the
+ * endpoint that asked (chat completion chunks, or Responses events: endpoints/stream-formats.ts). Before
+ * the first byte a failure is thrown (the workflow may retry or fall back); after it, every ending (finish,
+ * upstream error, client gone) is settled here, at what was used, before the stream's end is written, and
+ * returned. Heartbeats carry the running usage with every chunk, so a process that dies mid-stream is
+ * billed for what it sent. The hop's rules (when a hold may be called on, settling) are activities/hop.ts.
  */
 import { activityInfo, Context, heartbeat } from '@temporalio/activity';
 import { chatCost } from '../catalog/pricing';
@@ -25,6 +26,8 @@ import { loadPayload, type PayloadRef } from './request-io';
 import { settleRequest, type UsageRecord } from '../domain/request-accounting';
 import { streamUsageStatus } from '../domain/usage-record';
 import { log } from '../core/log';
+import { denialOf, settlePatiently, type HopDenied, type HopHold, type HopSettlement } from './hop';
+import { holdCredits } from './requests';
 
 export interface StreamChatInput {
   requestId: string;
@@ -38,15 +41,10 @@ export interface StreamChatInput {
   simulate?: SimulationDirective;
   /** The requesting workspace (its uploaded files may be named in the messages). */
   workspaceId?: string;
-  /** The hop's hold and its usage record's fixed fields: the stream settles itself before `[DONE]` (absent in older runs). */
-  settlement?: StreamSettlement;
-}
-
-export interface StreamSettlement {
-  reservationId: string;
-  usage: Omit<UsageRecord, 'status' | 'inputTokens' | 'outputTokens' | 'errorCode' | 'latencyMs'>;
-  /** When the request started (ms), for the usage record's latency. */
-  startedAt: number;
+  /** The hop's hold, taken here once this process knows it holds the connection. */
+  hold: HopHold;
+  /** The usage record's fixed fields: the stream settles itself before `[DONE]`. */
+  settlement: HopSettlement;
 }
 
 /** `not_here`: this process does not hold the request's connection (the workflow then asks the one that does). */
@@ -59,8 +57,10 @@ export interface StreamChatOutcome {
   chargeMicro: number;
   finishReason: FinishReason | null;
   error?: string;
-  /** The charge is already settled (by this activity, before `[DONE]`). */
-  settled?: boolean;
+  /** The client was gone before anything was held (nothing to settle; the workflow records the request). */
+  nothingHeld?: boolean;
+  /** What was charged when this activity settled it (before `[DONE]`); null or absent: the workflow settles. */
+  settledMicro?: number | null;
 }
 
 /** What a heartbeat carries: enough to bill the generated part if this process dies mid-stream. */
@@ -72,23 +72,30 @@ export interface StreamProgress {
 }
 
 /** How long a stream that ended keeps trying to record its usage (the workflow settles from its result after that). */
-const SETTLE_PATIENCE_MS = 120_000;
+const STREAM_SETTLE_PATIENCE_MS = 120_000;
 
 export function createStreamActivities(deps: ActivityDeps & { streams: StreamRegistry }) {
   return {
-    async streamChat(input: StreamChatInput): Promise<StreamChatOutcome> {
+    async streamChat(input: StreamChatInput): Promise<StreamChatOutcome | HopDenied> {
       // The latest progress goes out with every chunk and, between chunks, on a timer.
       let latest: StreamProgress = { inputTokens: 0, outputChars: 0 };
       return heartbeating(() => streamOnce(input, (progress) => { latest = progress; heartbeat(progress); }), () => latest);
     },
   };
 
-  async function streamOnce(input: StreamChatInput, report: (progress: StreamProgress) => void): Promise<StreamChatOutcome> {
+  async function streamOnce(input: StreamChatInput, report: (progress: StreamProgress) => void): Promise<StreamChatOutcome | HopDenied> {
     const attempt = activityInfo().attempt;
     const sink = deps.streams.get(input.requestId);
     const none: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
+    // Only the process holding the connection holds credits (nothing is held for a client already gone).
     if (!sink) return { ...none, ending: 'not_here' };
-    if (sink.clientGone) return none;
+    if (sink.clientGone) return { ...none, nothingHeld: true };
+
+    const hold = await holdCredits(deps, { ...input.hold, endpoint: input.endpoint ?? 'chat.completions', model: input.model, body: input.body, requestId: input.requestId });
+    const denied = denialOf(hold, input);
+    if (denied) return denied;
+    // This hop's stream already ended and was billed (a retry after its end): it is never written twice.
+    if (hold.ok && hold.status === 'settled') return { ...none, chargeMicro: hold.chargedMicro ?? 0, settledMicro: hold.chargedMicro };
 
     const record = await deps.catalog.get(input.model);
     if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
@@ -167,36 +174,29 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
     const progress: StreamProgress = { inputTokens: promptTokensEstimate, outputChars, final: { ending, ...billed, chargeMicro } };
     report(progress);
     // The books first: a crash after the last byte then bills what was delivered.
-    const settled = input.settlement ? await settleStream(deps, input.settlement, progress) : false;
+    const settledMicro = await settleStream(deps, input.settlement, progress);
     if (ending === 'completed') await writer.finish({ finishReason: finishReason ?? 'stop', finishReasons, usage: billed, chargeMicro });
     if (ending !== 'client_disconnected') writer.close();
     sink.end();
-    return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error, settled };
+    return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error, settledMicro };
   }
 }
 
 /**
  * Settles a stream that ended, from the process that wrote it, before `[DONE]`: a crash after the last byte
  * then bills what was delivered. Retried (still heartbeating) through a database outage for a while; past that the
- * workflow settles from this activity's result instead. Idempotent with the workflow's own settlement.
+ * workflow settles from this activity's result instead (null). Idempotent with the workflow's own settlement.
  */
-async function settleStream(deps: ActivityDeps, settlement: StreamSettlement, progress: StreamProgress): Promise<boolean> {
+async function settleStream(deps: ActivityDeps, settlement: HopSettlement, progress: StreamProgress): Promise<number | null> {
   const ended = progress.final!;
   const usage: UsageRecord = {
     ...settlement.usage, ...streamUsageStatus(ended.ending), inputTokens: ended.inputTokens, outputTokens: ended.outputTokens,
     latencyMs: Date.now() - settlement.startedAt,
   };
-  const giveUpAt = Date.now() + SETTLE_PATIENCE_MS;
-  for (let delay = 100; ; delay = Math.min(delay * 2, 4_000)) {
-    try {
-      await settleRequest(deps.db, { reservationId: settlement.reservationId, chargeMicro: ended.chargeMicro, usage });
-      return true;
-    } catch (err) {
-      if (Date.now() >= giveUpAt || Context.current().cancellationSignal.aborted) {
-        log.warn({ err, reservationId: settlement.reservationId }, 'a stream could not record its usage; its workflow settles it');
-        return false;
-      }
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
+  const settled = await settlePatiently(() => settleRequest(deps.db, { reservationId: settlement.reservationId, chargeMicro: ended.chargeMicro, usage }), {
+    patienceMs: STREAM_SETTLE_PATIENCE_MS,
+    stopped: () => Context.current().cancellationSignal.aborted,
+    gaveUp: (err) => log.warn({ err, reservationId: settlement.reservationId }, 'a stream could not record its usage; its workflow settles it'),
+  });
+  return settled?.chargedMicro ?? null;
 }

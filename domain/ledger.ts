@@ -29,6 +29,8 @@ export interface Reservation {
   id: string;
   workspaceId: string;
   apiKeyId: string | null;
+  /** The request that took the hold. */
+  requestId: string | null;
   amountMicro: number;
   status: 'held' | 'settled' | 'released';
   allocations: Allocation[];
@@ -256,6 +258,7 @@ function toReservation(row: Record<string, any>): Reservation {
     id: row.id,
     workspaceId: row.workspace_id,
     apiKeyId: row.api_key_id,
+    requestId: row.request_id ?? null,
     amountMicro: Number(row.amount_micro),
     status: row.status,
     allocations: typeof row.allocations === 'string' ? JSON.parse(row.allocations) : row.allocations,

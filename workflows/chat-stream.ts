@@ -1,12 +1,14 @@
 /**
  * A streaming chat request. Money and model choice stay durable here; the bytes go from the stream
- * activity (on the task queue of the API process holding the connection) straight to the client. Fallback
- * happens only before the first byte; after it, whatever ended the stream is settled at what was used.
+ * activity (on the task queue of the API process holding the connection) straight to the client. Each hop
+ * is that one activity: it holds the credits, streams and settles, so the first upstream byte waits for no
+ * separate step. Fallback happens only before the first byte; after it, whatever ended the stream is
+ * settled at what was used.
  */
 import { ActivityFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { StreamActivities } from '../activities';
 import type { StreamChatOutcome, StreamProgress } from '../activities/stream-chat';
-import { ledger, serveAlongChain, usageBase, type HopRecord, type HopServed, type ModelRequestInput } from './request-steps';
+import { isDenied, ledger, serveAlongChain, type HopRecord, type HopServed, type ModelRequestInput } from './request-steps';
 import { streamUsageStatus } from '../domain/usage-record';
 
 export interface ChatStreamInput extends ModelRequestInput {
@@ -48,6 +50,8 @@ function lastProgress(err: unknown): StreamProgress | null {
   return null;
 }
 
+const NOT_HERE: StreamChatOutcome = { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
+
 export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatStreamResult> {
   const stream = proxyActivities<StreamActivities>({
     ...STREAM_OPTIONS,
@@ -58,17 +62,25 @@ export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatSt
   const startedAt = Date.now();
   const { detail, ...result } = await serveAlongChain<StreamChatOutcome['ending']>(input, {
     releaseReason: 'stream failed before its first byte',
-    async call(model, depth, reservationId) {
+    async call(model, depth, ticket) {
       const args = {
         requestId: input.requestId, endpoint: input.endpoint, model, body: input.body, created: input.created,
         fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, simulate: input.simulate, workspaceId: input.workspaceId,
-        settlement: { reservationId, usage: { ...usageBase(input), modelUsed: model, fallbackDepth: depth }, startedAt },
+        ...ticket,
       };
-      let outcome: StreamChatOutcome = input.localWorker ? await streamHere.streamChat(args) : { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
-      if (outcome.ending === 'not_here') outcome = await stream.streamChat(args);
-      // The process holding the connection no longer knows the request: nothing was streamed from here.
-      if (outcome.ending === 'not_here') outcome = { ...outcome, ending: 'client_disconnected' };
-      return streamed(outcome, outcome.chargeMicro);
+      let outcome = input.localWorker ? await streamHere.streamChat(args) : NOT_HERE;
+      if (!isDenied(outcome) && outcome.ending === 'not_here') outcome = await stream.streamChat(args);
+      if (isDenied(outcome)) return outcome;
+      if (outcome.ending === 'not_here' || outcome.nothingHeld) {
+        // No process holds the client's connection any more: nothing was held or streamed; the request is
+        // recorded as the client's disconnect.
+        await ledger.failRequest({
+          reservationId: ticket.hold.reservationId, reason: 'client disconnected before the stream started',
+          usage: { ...ticket.settlement.usage, status: 'cancelled', errorCode: 'client_disconnected', inputTokens: 0, outputTokens: 0, latencyMs: Date.now() - startedAt },
+        });
+        return { ...streamed({ ending: 'client_disconnected', inputTokens: 0, outputTokens: 0 }, 0), settledMicro: 0 };
+      }
+      return { ...streamed(outcome, outcome.chargeMicro), settledMicro: outcome.settledMicro };
     },
     // The process holding the stream died: bill what its last heartbeat reported (exactly, once the stream ended).
     async billAfterFailure(err, model) {

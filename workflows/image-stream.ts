@@ -1,12 +1,12 @@
 /**
  * A streamed image request (`stream: true` on image generations and edits): the same durable steps as
- * modelRequestWorkflow (hold credits, call along the fallback chain, settle, usage record), but the call
- * runs as an activity on the task queue of the API process holding the client's event stream, which
- * reports progress to it while the model works. The API writes the final events from this result.
+ * modelRequestWorkflow (each hop holds, calls and settles, along the fallback chain), but the hop runs as
+ * an activity on the task queue of the API process holding the client's event stream, which reports
+ * progress to it while the model works. The API writes the final events from this result.
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { StreamActivities } from '../activities';
-import { ledger, requestResult, serveAlongChain, servedCall, usageBase, type ModelRequestInput, type ModelRequestResult } from './request-steps';
+import { ledger, requestResult, serveAlongChain, servedHop, usageBase, type ModelRequestInput, type ModelRequestResult } from './request-steps';
 
 export interface ImageStreamInput extends ModelRequestInput {
   /** Task queue of the API process that holds the client's connection. */
@@ -32,9 +32,9 @@ export async function imageStreamWorkflow(input: ImageStreamInput): Promise<Mode
     retry: { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
   });
   return requestResult(await serveAlongChain(input, {
-    call: async (model, depth) => servedCall(await progress.callImageModelWithProgress({
+    call: async (model, depth, ticket) => servedHop(await progress.serveImageHopWithProgress({
       endpoint: input.endpoint, model, body: input.body, requestId: input.requestId, created: input.created, simulate: input.simulate,
-      fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth,
+      workspaceId: input.workspaceId, fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, ...ticket,
     })),
     // A client that left before the model was called: nothing to fall back for, and nothing charged.
     async abandonOn(err, reservationId, depth) {

@@ -1,12 +1,13 @@
 /**
  * One synchronous model request (chat, embeddings, images, speech, transcription, music), durable end to
- * end: hold credits -> call the model, falling back along the workspace's chain on throttling, 5xx and
- * timeouts -> settle the exact charge and record usage. Every hop shows in the run's history.
+ * end: along the workspace's fallback chain, each hop holds credits, calls the model and settles the exact
+ * charge with its usage record, falling back on throttling, 5xx and timeouts. Every hop shows in the run's
+ * history as one step with its model, outcome and charge.
  *
- * Ledger steps and the model call are local activities: with eager start the whole request runs in one
- * workflow task on the worker inside the API process, with no extra server round trips.
+ * Each hop is one local activity: with eager start the whole request runs in one workflow task on the
+ * worker inside the API process, with no extra server round trips.
  */
-import { activitiesFor, requestResult, serveAlongChain, servedCall, type ModelRequestInput, type ModelRequestResult } from './request-steps';
+import { activitiesFor, requestResult, serveAlongChain, servedHop, type ModelRequestInput, type ModelRequestResult } from './request-steps';
 import { reportingToCaller } from './result-sinks';
 
 export type { HopRecord, ModelRequestInput, ModelRequestResult } from './request-steps';
@@ -14,9 +15,9 @@ export type { HopRecord, ModelRequestInput, ModelRequestResult } from './request
 export async function modelRequestWorkflow(input: ModelRequestInput): Promise<ModelRequestResult> {
   const { models } = activitiesFor(input);
   return reportingToCaller(async () => requestResult(await serveAlongChain(input, {
-    call: async (model) => servedCall(await models.callModel({
+    call: async (model, _depth, ticket) => servedHop(await models.serveHop({
       endpoint: input.endpoint, model, body: input.body, requestId: input.requestId, created: input.created,
-      simulate: input.simulate, workspaceId: input.workspaceId,
+      simulate: input.simulate, workspaceId: input.workspaceId, ...ticket,
     })),
   })));
 }

@@ -1,14 +1,15 @@
 /**
- * Steps shared by the request workflows: the ledger's local activities, holding credits for one hop of the
- * fallback chain, deciding whether a failure may fall back, and closing the books of a request no model
- * could serve.
+ * Steps shared by the request workflows: the walk along the fallback chain (each hop one activity that
+ * holds, calls and settles: activities/hop.ts), deciding whether a failure may fall back, giving holds
+ * back, and closing the books of a request no model could serve.
  */
 import { ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import { findGatewayError, mayFallBack } from '../activities/failures';
 import type { GatewayActivities } from '../activities';
 import type { Endpoint } from '../endpoints/types';
 import type { PayloadRef } from '../activities/request-io';
-import type { CallResult } from '../activities/requests';
+import type { CallResult, ServeHopResult } from '../activities/requests';
+import type { HopDenied, HopHold, HopSettlement } from '../activities/hop';
 import type { SimulationDirective } from '../providers/types';
 
 /**
@@ -21,6 +22,7 @@ const LEDGER_OPTIONS = {
   retry: { initialInterval: '100 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds' },
 } as const;
 
+/** A hop (hold, call, settle): the model call's retries; the hold and settlement inside are idempotent. */
 const MODEL_CALL_OPTIONS = {
   // One attempt's ceiling; the provider's own deadline is shorter.
   startToCloseTimeout: '10 minutes',
@@ -29,9 +31,9 @@ const MODEL_CALL_OPTIONS = {
 } as const;
 
 /**
- * Ledger steps and model calls run as local activities: in-process, no task round trips through the
- * server, and (with eager start) the whole request in one workflow task. `remote` runs them as ordinary
- * activities instead; the benchmark compares the two.
+ * Hops and ledger steps run as local activities: in-process, no task round trips through the server, and
+ * (with eager start) the whole request in one workflow task. `remote` runs them as ordinary activities
+ * instead; the benchmark compares the two.
  */
 export type ActivityMode = 'local' | 'remote';
 
@@ -82,37 +84,14 @@ export function usageBase(input: ModelRequestInput) {
   };
 }
 
+/** Whether a hop called no model (its hold was refused, or had already ended). */
+export function isDenied(outcome: object): outcome is HopDenied {
+  return 'denied' in outcome;
+}
+
 /** The reservation id of a hop's hold: `<workflow id>:<depth>` (the hold sweeper reads the workflow id back from it). */
 export function holdId(depth: number): string {
   return `${workflowInfo().workflowId}:${depth}`;
-}
-
-/**
- * Prices the request at this hop's model, re-checks what the key may use and holds the credits. Returns the
- * reservation id, or null when this hop is skipped (`stop` when the chain must end). At the first hop
- * every refusal is the client's answer and is thrown.
- */
-export async function holdForHop(input: ModelRequestInput, depth: number, hops: HopRecord[]): Promise<string | null | 'stop'> {
-  const model = input.chain[depth];
-  const reservationId = holdId(depth);
-  let hold;
-  try {
-    hold = await activitiesFor(input).ledger.holdCredits({
-      endpoint: input.endpoint, model, body: input.body, allowedModels: input.allowedModels,
-      reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, requestId: input.requestId,
-    });
-  } catch (err) {
-    // The requested model's refusal (402, cost cap) is the client's answer; a fallback's ends the chain.
-    if (depth === 0) throw err;
-    hops.push({ model, outcome: 'skipped', reason: findGatewayError(err)?.message ?? 'credits could not be reserved' });
-    return 'stop';
-  }
-  if (!hold.ok) {
-    if (depth === 0) throw ApplicationFailure.create({ message: hold.error.message, type: hold.error.name, nonRetryable: true, details: [hold.error] });
-    hops.push({ model, outcome: 'skipped', reason: hold.reason });
-    return null;
-  }
-  return reservationId;
 }
 
 /** Records a request no model served and fails the run with the last upstream error. */
@@ -143,6 +122,8 @@ export interface HopServed<T> {
   errorCode?: string | null;
   /** What the caller gets back (a stored response, a stream's ending). */
   detail: T;
+  /** What was charged, when the hop's activity settled it itself; otherwise the walk settles. */
+  settledMicro?: number | null;
 }
 
 export interface ChainResult<T> {
@@ -158,11 +139,21 @@ export interface ModelRequestResult extends Omit<ChainResult<unknown>, 'detail'>
   response: CallResult['response'];
 }
 
+/** What a hop's activity needs to hold and settle by itself. */
+export interface HopTicket {
+  hold: HopHold;
+  settlement: HopSettlement;
+}
+
 export interface ChainCall<T> {
   /** Why a hold is given back when this kind of call fails (shown in the ledger's audit trail). */
   releaseReason?: string;
-  /** Calls one hop's model (a local activity, or an activity in the API process holding a stream). */
-  call(model: string, depth: number, reservationId: string): Promise<HopServed<T>>;
+  /**
+   * One hop: hold the credits, call the model, and (usually) settle, in one activity (a local activity, or
+   * one in the API process holding a stream). A hold that was refused or had already ended comes back
+   * denied, with nothing called and nothing held.
+   */
+  call(model: string, depth: number, ticket: HopTicket): Promise<HopServed<T> | HopDenied>;
   /**
    * A failed call that still produced something billable (a stream whose process died mid-answer): what
    * to settle instead of releasing the hold and falling back; null when nothing was produced.
@@ -175,11 +166,22 @@ export interface ChainCall<T> {
   abandonOn?(err: unknown, reservationId: string, depth: number): Promise<boolean>;
 }
 
+/** The hold and the usage record's fixed fields of the hop at `depth`. */
+export function hopTicket(input: ModelRequestInput, depth: number, startedAt: number): HopTicket {
+  const reservationId = holdId(depth);
+  return {
+    hold: { reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, allowedModels: input.allowedModels },
+    settlement: { reservationId, usage: { ...usageBase(input), modelUsed: input.chain[depth], fallbackDepth: depth }, startedAt },
+  };
+}
+
 /**
- * The request's walk along [requested, ...fallback chain]: hold credits for a hop, call its model, and on
- * a failure whose error says it may fall back (throttling, 5xx, timeouts) give the hold back and try the
- * next; settle the first answer at its exact price (with its usage record). A chain no model served ends
- * with the last upstream error. Every request workflow (plain, image stream, chat stream) walks this way.
+ * The request's walk along [requested, ...fallback chain]: each hop holds its credits, calls its model and
+ * settles the answer at its exact price (with its usage record) in one activity; on a failure whose error
+ * says it may fall back (throttling, 5xx, timeouts) the hop's hold is given back and the next model tried.
+ * A refused hold is the client's answer at the requested model and skips a fallback. A chain no model
+ * served ends with the last upstream error. Every request workflow (plain, image stream, chat stream)
+ * walks this way.
  */
 export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainCall<T>): Promise<ChainResult<T>> {
   const { ledger } = activitiesFor(input);
@@ -192,24 +194,13 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
   try {
     for (let depth = 0; depth < input.chain.length; depth++) {
       const model = input.chain[depth];
-      // Open from the moment it is asked for: a run cancelled while the hold is taken still gives it back.
-      open = holdId(depth);
-      let reservationId: string | null | 'stop';
+      const ticket = hopTicket(input, depth, startedAt);
+      const reservationId = ticket.hold.reservationId;
+      // Open from the moment the hop starts: a run cancelled or failing while the hop runs gives it back.
+      open = reservationId;
+      let served: HopServed<T> | HopDenied;
       try {
-        reservationId = await holdForHop(input, depth, hops);
-      } catch (err) {
-        if (!isCancellation(err)) open = null; // refused: nothing was held
-        throw err;
-      }
-      if (reservationId === 'stop' || reservationId === null) {
-        open = null;
-        if (reservationId === 'stop') break;
-        continue;
-      }
-
-      let served: HopServed<T>;
-      try {
-        served = await chain.call(model, depth, reservationId);
+        served = await chain.call(model, depth, ticket);
       } catch (err) {
         if (isCancellation(err)) throw err;
         if (chain.abandonOn && (await chain.abandonOn(err, reservationId, depth))) {
@@ -228,15 +219,29 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
         served = billable;
       }
 
-      const settled = await ledger.settleRequest({
+      if (isDenied(served)) {
+        open = null; // nothing was held, or the hold had already ended
+        if (served.denied === 'closed') {
+          // A re-run of a hop that had already ended unserved (its run replayed after a crash): walk on as it did.
+          hops.push({ model, outcome: 'failed', reason: 'its hold had already been given back' });
+          continue;
+        }
+        // The requested model's refusal (402, the cost cap, unfit for the request) is the client's answer.
+        if (depth === 0) throw ApplicationFailure.create({ message: served.error.message, type: served.error.name, nonRetryable: true, details: [served.error] });
+        hops.push({ model, outcome: 'skipped', reason: served.reason });
+        if (served.endsChain) break;
+        continue;
+      }
+
+      const chargedMicro = served.settledMicro ?? (await ledger.settleRequest({
         reservationId,
         chargeMicro: served.chargeMicro,
         usage: {
-          ...usageBase(input), modelUsed: model, fallbackDepth: depth, status: served.status,
+          ...ticket.settlement.usage, status: served.status,
           inputTokens: served.usage.inputTokens, outputTokens: served.usage.outputTokens, units: served.usage.units,
           latencyMs: Date.now() - startedAt, errorCode: served.errorCode ?? null,
         },
-      });
+      })).chargedMicro;
       open = null;
       hops.push({ model, outcome: 'served' });
       return {
@@ -244,7 +249,7 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
         modelUsed: model,
         fallbackFrom: depth > 0 ? input.chain[0] : null,
         fallbackDepth: depth,
-        creditsUsedMicro: settled.chargedMicro,
+        creditsUsedMicro: chargedMicro,
         hops,
       };
     }
@@ -264,9 +269,10 @@ export async function giveBack(input: { activityMode?: ActivityMode }, reservati
   await CancellationScope.nonCancellable(() => activitiesFor(input).ledger.releaseCredits({ reservationId, reason }));
 }
 
-/** A served call's outcome as a hop: its stored response is what the caller gets. */
-export function servedCall(outcome: CallResult): HopServed<CallResult['response']> {
-  return { chargeMicro: outcome.chargeMicro, usage: outcome.usage, status: 'succeeded', detail: outcome.response };
+/** A hop's outcome as the walk takes it: a served call's stored response is what the caller gets. */
+export function servedHop(outcome: ServeHopResult): HopServed<CallResult['response']> | HopDenied {
+  if (isDenied(outcome)) return outcome;
+  return { chargeMicro: outcome.chargeMicro, usage: outcome.usage, status: 'succeeded', detail: outcome.response, settledMicro: outcome.settledMicro };
 }
 
 /** The plain result shape of a request (response, model used, fallback, charge). */

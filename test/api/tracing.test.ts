@@ -41,7 +41,7 @@ describe('OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', function () {
     const traceId = /^00-([0-9a-f]{32})-[0-9a-f]{16}-0[01]$/.exec(traceparent)?.[1];
     expect(traceId, `traceparent: ${traceparent}`).to.be.a('string');
 
-    const wanted = ['POST /v1/chat/completions', 'StartWorkflow:modelRequestWorkflow', 'RunWorkflow:modelRequestWorkflow', 'RunActivity:callModel'];
+    const wanted = ['POST /v1/chat/completions', 'StartWorkflow:modelRequestWorkflow', 'RunWorkflow:modelRequestWorkflow', 'RunActivity:serveHop'];
     let names: string[] = [];
     for (let i = 0; i < 100 && !wanted.every((n) => names.includes(n)); i++) {
       await new Promise((r) => setTimeout(r, 200));
@@ -50,7 +50,7 @@ describe('OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', function () {
     expect(names).to.include.members(wanted);
     // The HTTP client span of the upstream call is a child of the activity's span.
     const spans = exportedSpans().filter((s) => s.traceId === traceId);
-    const call = spans.find((s) => s.name === 'RunActivity:callModel')!;
+    const call = spans.find((s) => s.name === 'RunActivity:serveHop')!;
     expect(spans.some((s) => s.parentSpanId === call.spanId && /^POST/.test(s.name))).to.equal(true);
   });
 });

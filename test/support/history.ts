@@ -1,12 +1,14 @@
 /** Reads a workflow's history the way an operator sees it in the Web UI: its steps, in order. */
 import type { Client } from '@temporalio/client';
-import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
+import { decodeFromPayloadsAtIndex, decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 
 export interface HistoryStep {
   /** Local activity type, or the event type for other events. */
   name: string;
   attempt?: number;
   failure?: string;
+  /** The activity's result as recorded in its marker (a hop's model, outcome and charge). */
+  result?: any;
 }
 
 export async function localActivitySteps(client: Client, workflowId: string): Promise<HistoryStep[]> {
@@ -22,7 +24,9 @@ export async function localActivitySteps(client: Client, workflowId: string): Pr
     const data = payload ? JSON.parse(Buffer.from(payload).toString('utf8')) : {};
     // Failure messages are encrypted in the history; the client's codec reads them as the Web UI's codec endpoint does.
     const failure = await decodeOptionalFailureToOptionalError(client.options.loadedDataConverter, marker.failure);
-    steps.push({ name: data.activity_type, attempt: data.attempt, failure: failure?.message });
+    const payloads = marker.details?.result?.payloads;
+    const result = payloads?.length ? await decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads) : undefined;
+    steps.push({ name: data.activity_type, attempt: data.attempt, failure: failure?.message, result });
   }
   return steps;
 }

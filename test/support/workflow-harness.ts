@@ -15,8 +15,9 @@ import type { Client } from '@temporalio/client';
 import { TemporalFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
-import type { CallInput, CallResult, HoldInput, HoldOutcome } from '../../activities/requests';
+import type { CallInput, CallResult, ServeHopInput, ServeHopResult } from '../../activities/requests';
 import { toActivityFailure } from '../../activities/failures';
+import { denialOf, serveHop, type HoldAnswer, type HoldInput, type HopDenied } from '../../activities/hop';
 import type { StreamChatInput, StreamChatOutcome, StreamProgress } from '../../activities/stream-chat';
 import { GatewayError, UpstreamError, type UpstreamFailureKind } from '../../core/errors';
 import type { UsageRecord } from '../../domain/request-accounting';
@@ -30,6 +31,8 @@ export type Step = 'hold' | 'call' | 'release' | 'settle' | 'fail' | 'price' | '
 
 export interface RecordedCall {
   step: Step;
+  /** The activity that took the step (a hop's steps are all `serveHop` or `streamChat`). */
+  activity: string;
   /** The hop (index in the chain) the call was for; null for failRequest. */
   depth: number | null;
   attempt: number;
@@ -46,15 +49,35 @@ interface AttemptContext {
   depth: number;
 }
 
-/** What a test scripts; every step not given answers like a healthy gateway. */
+/**
+ * What a test scripts; every step not given answers like a healthy gateway. A hop's activity (serveHop,
+ * streamChat) runs the real hop rules (activities/hop.ts) over these steps.
+ */
 export interface Script {
-  hold?(input: HoldInput, ctx: AttemptContext): Promise<HoldOutcome> | HoldOutcome;
+  hold?(input: HoldInput, ctx: AttemptContext): Promise<HoldAnswer> | HoldAnswer;
   call?(input: CallInput, ctx: AttemptContext): Promise<CallResult> | CallResult;
+  /** Settlement, in the hop's activity (`activity` serveHop) or by the workflow (settleRequest). */
+  settle?(input: { reservationId: string; chargeMicro: number; usage: UsageRecord }, ctx: AttemptContext & { activity: string }): Promise<{ chargedMicro: number }> | { chargedMicro: number };
+  /** Whether the stream activity runs in the process holding the connection (default: yes). */
+  here?(ctx: AttemptContext): boolean;
   stream?(input: StreamChatInput, ctx: AttemptContext & { heartbeat(progress: StreamProgress): void }): Promise<StreamChatOutcome> | StreamChatOutcome;
   price?(input: { model: string; inputTokens: number; outputTokens: number }): number;
 }
 
 export const HOLD_ESTIMATE_MICRO = 5_000;
+
+/** A hold as the ledger answers a first request for it. */
+export function held(requestId: string | null = null): HoldAnswer {
+  return { ok: true, estimateMicro: HOLD_ESTIMATE_MICRO, status: 'held', requestId, chargedMicro: null };
+}
+
+/** A hold refused with `err` (the balance or the key's cap end the chain; an unfit model only skips). */
+export function refused(err: GatewayError, endsChain = false): HoldAnswer {
+  return { ok: false, reason: err.message, error: err.toJSON(), endsChain };
+}
+
+/** How long a scripted hop keeps retrying its settlement before handing it to the workflow. */
+export const HOP_SETTLE_PATIENCE_MS = 300;
 
 export function served(model: string, chargeMicro = 1_234): CallResult {
   return {
@@ -160,7 +183,7 @@ export async function startWorkflowHarness(): Promise<WorkflowHarness> {
   };
   const record = (scenario: Scenario, step: Step, depth: number | null, input: unknown): AttemptContext => {
     const info = activityInfo();
-    scenario.calls.push({ step, depth, attempt: info.attempt, taskQueue: info.taskQueue, at: Date.now(), input });
+    scenario.calls.push({ step, activity: info.activityType, depth, attempt: info.attempt, taskQueue: info.taskQueue, at: Date.now(), input });
     return { attempt: info.attempt, taskQueue: info.taskQueue, depth: depth ?? -1 };
   };
   const hopOf = (reservationId: string) => Number(reservationId.slice(reservationId.lastIndexOf(':') + 1));
@@ -174,32 +197,54 @@ export async function startWorkflowHarness(): Promise<WorkflowHarness> {
     }
   };
 
-  const streamChat = async (input: StreamChatInput): Promise<StreamChatOutcome> => {
+  const hold = (scenario: Scenario, input: HoldInput): Promise<HoldAnswer> => {
+    const ctx = record(scenario, 'hold', hopOf(input.reservationId), input);
+    if (!scenario.script.hold) return Promise.resolve(held(input.requestId));
+    return shaped(ctx.attempt, () => scenario.script.hold!(input, ctx));
+  };
+  const settle = async (scenario: Scenario, input: { reservationId: string; chargeMicro: number; usage: UsageRecord }) => {
+    const ctx = record(scenario, 'settle', hopOf(input.reservationId), input);
+    if (!scenario.script.settle) return { chargedMicro: input.chargeMicro };
+    return scenario.script.settle(input, { ...ctx, activity: activityInfo().activityType });
+  };
+
+  const streamChat = async (input: StreamChatInput): Promise<StreamChatOutcome | HopDenied> => {
     const scenario = current();
-    const ctx = record(scenario, 'stream', scenario.chain.indexOf(input.model), input);
+    const depth = scenario.chain.indexOf(input.model);
+    const info = activityInfo();
+    if (scenario.script.here && !scenario.script.here({ attempt: info.attempt, taskQueue: info.taskQueue, depth })) {
+      record(scenario, 'stream', depth, input);
+      return { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
+    }
+    const denied = denialOf(await hold(scenario, { ...input.hold, endpoint: input.endpoint ?? 'chat.completions', model: input.model, body: input.body, requestId: input.requestId }), input);
+    if (denied) return denied;
+    const ctx = record(scenario, 'stream', depth, input);
     if (!scenario.script.stream) return streamed();
     return shaped(ctx.attempt, () => scenario.script.stream!(input, { ...ctx, heartbeat: (progress) => heartbeat(progress) }));
   };
 
   const activities = {
-    async holdCredits(input: HoldInput): Promise<HoldOutcome> {
+    async serveHop(input: ServeHopInput): Promise<ServeHopResult> {
       const scenario = current();
-      const ctx = record(scenario, 'hold', hopOf(input.reservationId), input);
-      if (!scenario.script.hold) return { ok: true, estimateMicro: HOLD_ESTIMATE_MICRO };
-      return shaped(ctx.attempt, () => scenario.script.hold!(input, ctx));
-    },
-    async callModel(input: CallInput): Promise<CallResult> {
-      const scenario = current();
-      const ctx = record(scenario, 'call', scenario.chain.indexOf(input.model), input);
-      if (!scenario.script.call) return served(input.model);
-      return shaped(ctx.attempt, () => scenario.script.call!(input, ctx));
+      return serveHop(input, {
+        hold: () => hold(scenario, { ...input.hold, endpoint: input.endpoint, model: input.model, body: input.body, requestId: input.requestId }),
+        call: async () => {
+          const ctx = record(scenario, 'call', scenario.chain.indexOf(input.model), input);
+          if (!scenario.script.call) return served(input.model);
+          return shaped(ctx.attempt, () => scenario.script.call!(input, ctx));
+        },
+        settle: (called) => settle(scenario, {
+          reservationId: input.settlement.reservationId, chargeMicro: called.chargeMicro,
+          usage: { ...input.settlement.usage, status: 'succeeded', errorCode: null, inputTokens: called.usage.inputTokens, outputTokens: called.usage.outputTokens, latencyMs: 1 },
+        }),
+        settlePatienceMs: HOP_SETTLE_PATIENCE_MS,
+      });
     },
     async releaseCredits(input: { reservationId: string; reason: string }): Promise<void> {
       record(current(), 'release', hopOf(input.reservationId), input);
     },
     async settleRequest(input: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number }> {
-      record(current(), 'settle', hopOf(input.reservationId), input);
-      return { chargedMicro: input.chargeMicro };
+      return settle(current(), input);
     },
     async failRequest(input: { reservationId: string | null; reason: string; usage: UsageRecord }): Promise<void> {
       record(current(), 'fail', null, input);

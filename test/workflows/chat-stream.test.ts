@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { Context } from '@temporalio/activity';
 import { toGatewayError } from '../../activities/failures';
-import { InvalidRequestError, UpstreamError } from '../../core/errors';
+import { InsufficientCreditsError, InvalidRequestError, NotFoundError, UpstreamError } from '../../core/errors';
 import type { ChatStreamInput, ChatStreamResult, chatStreamWorkflow } from '../../workflows/chat-stream';
 import {
-  failureChain, rejectionOf, startWorkflowHarness, streamed, upstream, type Scenario, type WorkflowHarness,
+  failureChain, held, rejectionOf, refused, startWorkflowHarness, streamed, upstream, type Scenario, type WorkflowHarness,
 } from '../support/workflow-harness';
 
 describe('chatStreamWorkflow (real workflow, scripted activities)', function () {
@@ -26,11 +26,13 @@ describe('chatStreamWorkflow (real workflow, scripted activities)', function () 
       args: [{ ...scenario.input(), streamTaskQueue: harness.streamTaskQueue, localWorker: false, ...extra }],
     });
 
-  it("streams on the API process's task queue and settles what the stream reported", async () => {
+  it("holds and streams in one activity on the API process's task queue, and settles what the stream reported", async () => {
     const scenario = harness.scenario(['model-a', 'model-b']);
     const result = await run(scenario);
 
     expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)', 'settle(0)']);
+    expect(scenario.calls.slice(0, 2).map((c) => [c.activity, c.taskQueue])).to.deep.equal([['streamChat', harness.streamTaskQueue], ['streamChat', harness.streamTaskQueue]]);
+    expect(scenario.callsOf('hold')[0].input).to.deep.include({ model: 'model-a', reservationId: `${scenario.id}:0`, workspaceId: 'ws_test', apiKeyId: 'key_test', requestId: scenario.id });
     expect(scenario.callsOf('stream').map((c) => c.taskQueue)).to.deep.equal([harness.streamTaskQueue]);
     expect(scenario.callsOf('stream')[0].input).to.deep.include({ requestId: scenario.id, model: 'model-a', fallbackFrom: null, fallbackDepth: 0 });
     expect(result).to.deep.equal({
@@ -51,27 +53,55 @@ describe('chatStreamWorkflow (real workflow, scripted activities)', function () 
   });
 
   it("asks the process's own task queue when the stream ran on a worker that does not hold the connection", async () => {
-    const scenario = harness.scenario(['model-a'], {
-      stream: (_input, { taskQueue }) => (taskQueue === harness.taskQueue
-        ? { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null }
-        : streamed()),
-    });
+    const scenario = harness.scenario(['model-a'], { here: ({ taskQueue }) => taskQueue !== harness.taskQueue });
     const result = await run(scenario, { localWorker: true });
 
     expect(scenario.callsOf('stream').map((c) => c.taskQueue)).to.deep.equal([harness.taskQueue, harness.streamTaskQueue]);
-    expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)', 'stream(0)', 'settle(0)']);
+    // Only the process holding the connection holds the credits.
+    expect(scenario.steps()).to.deep.equal(['stream(0)', 'hold(0)', 'stream(0)', 'settle(0)']);
+    expect(scenario.callsOf('hold')[0].taskQueue).to.equal(harness.streamTaskQueue);
     expect(result).to.deep.include({ ending: 'completed', creditsUsedMicro: 2_345 });
   });
 
-  it('settles nothing, as a disconnect, when no process knows the request any more', async () => {
-    const scenario = harness.scenario(['model-a', 'model-b'], {
-      stream: () => ({ ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null }),
+  it('holds and charges nothing, recording a disconnect, when no process knows the request any more', async () => {
+    const scenario = harness.scenario(['model-a', 'model-b'], { here: () => false });
+    const result = await run(scenario);
+
+    expect(scenario.steps()).to.deep.equal(['stream(0)', 'fail']);
+    expect(result).to.deep.include({ modelUsed: 'model-a', ending: 'client_disconnected', creditsUsedMicro: 0 });
+    expect(scenario.callsOf('fail')[0].input).to.deep.include({ reservationId: `${scenario.id}:0` });
+    expect(scenario.callsOf('fail')[0].input.usage).to.deep.include({ modelUsed: 'model-a', status: 'cancelled', errorCode: 'client_disconnected' });
+  });
+
+  it('does not settle again what the stream settled before its end', async () => {
+    const scenario = harness.scenario(['model-a'], { stream: () => ({ ...streamed(2_345), settledMicro: 2_345 }) });
+    const result = await run(scenario);
+
+    expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)']);
+    expect(result).to.deep.include({ ending: 'completed', creditsUsedMicro: 2_345 });
+  });
+
+  it("fails with the requested model's refusal when its hold is refused, before anything is streamed", async () => {
+    const scenario = harness.scenario(['model-a', 'model-b'], { hold: () => refused(new InsufficientCreditsError(), true) });
+    const err = await rejectionOf(run(scenario));
+
+    expect(scenario.steps()).to.deep.equal(['hold(0)']);
+    expect(toGatewayError(err)).to.be.instanceOf(InsufficientCreditsError);
+  });
+
+  it("skips a fallback whose hold is refused, and streams the next", async () => {
+    const scenario = harness.scenario(['model-a', 'model-b', 'model-c'], {
+      hold: (input) => (input.model === 'model-b' ? refused(new NotFoundError("The model 'model-b' does not exist.", { code: 'model_not_found' })) : held(input.requestId)),
+      stream: (input) => {
+        if (input.model === 'model-a') throw upstream('rate_limited', { model: 'model-a', upstreamStatus: 429, retryAfterMs: 60_000 });
+        return streamed(55);
+      },
     });
     const result = await run(scenario);
 
-    expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)', 'settle(0)']);
-    expect(result).to.deep.include({ modelUsed: 'model-a', ending: 'client_disconnected', creditsUsedMicro: 0 });
-    expect(scenario.callsOf('settle')[0].input.usage).to.deep.include({ status: 'cancelled', errorCode: 'client_disconnected' });
+    expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)', 'release(0)', 'hold(1)', 'hold(2)', 'stream(2)', 'settle(2)']);
+    expect(result).to.deep.include({ modelUsed: 'model-c', fallbackDepth: 2, creditsUsedMicro: 55 });
+    expect(result.hops[1]).to.deep.equal({ model: 'model-b', outcome: 'skipped', reason: "The model 'model-b' does not exist." });
   });
 
   it('settles what was used, without falling back, when the upstream fails after the first byte', async () => {
@@ -94,8 +124,8 @@ describe('chatStreamWorkflow (real workflow, scripted activities)', function () 
     });
     const result = await run(scenario);
 
-    // The stream activity's own retries (three attempts) come first, then the hold is given back.
-    expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)', 'stream(0)', 'stream(0)', 'release(0)', 'hold(1)', 'stream(1)', 'settle(1)']);
+    // The stream activity's own retries (three attempts, each finding its hold again) come first, then the hold is given back.
+    expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)', 'hold(0)', 'stream(0)', 'hold(0)', 'stream(0)', 'release(0)', 'hold(1)', 'stream(1)', 'settle(1)']);
     expect(scenario.callsOf('stream')[3].input).to.deep.include({ model: 'model-b', fallbackFrom: 'model-a', fallbackDepth: 1 });
     expect(result).to.deep.equal({
       modelUsed: 'model-b', fallbackFrom: 'model-a', fallbackDepth: 1, creditsUsedMicro: 999, ending: 'completed',
@@ -154,7 +184,7 @@ describe('chatStreamWorkflow (real workflow, scripted activities)', function () 
       const { scenario, outcome } = midAnswer;
       const result = await outcome;
 
-      expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)', 'stream(0)', 'stream(0)', 'price(0)', 'settle(0)']);
+      expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)', 'hold(0)', 'stream(0)', 'hold(0)', 'stream(0)', 'price(0)', 'settle(0)']);
       // 90 characters are billed as ceil(90 / 4) = 23 output tokens, at the model's price.
       expect(scenario.callsOf('price')[0].input).to.deep.equal({ model: 'model-a', inputTokens: 40, outputTokens: 23 });
       const charge = 40 * 10 + 23 * 30;
@@ -172,7 +202,7 @@ describe('chatStreamWorkflow (real workflow, scripted activities)', function () 
       const { scenario, outcome } = beforeFirstByte;
       const err = await outcome;
 
-      expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)', 'stream(0)', 'stream(0)', 'release(0)', 'fail']);
+      expect(scenario.steps()).to.deep.equal(['hold(0)', 'stream(0)', 'hold(0)', 'stream(0)', 'hold(0)', 'stream(0)', 'release(0)', 'fail']);
       expect(scenario.callsOf('release')[0].input.reason).to.equal('stream failed before its first byte');
       // A timeout carries no gateway error: the request fails with it (the API answers 500).
       expect(failureChain(err)).to.include('TimeoutFailure');

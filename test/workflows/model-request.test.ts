@@ -4,7 +4,7 @@ import { toGatewayError } from '../../activities/failures';
 import { InsufficientCreditsError, InvalidRequestError, NotFoundError, UpstreamError } from '../../core/errors';
 import type { modelRequestWorkflow, ModelRequestInput, ModelRequestResult } from '../../workflows/model-request';
 import {
-  failureChain, HOLD_ESTIMATE_MICRO, rejectionOf, served, startWorkflowHarness, upstream, type Scenario, type WorkflowHarness,
+  failureChain, held, HOP_SETTLE_PATIENCE_MS, rejectionOf, refused, served, startWorkflowHarness, upstream, type Scenario, type WorkflowHarness,
 } from '../support/workflow-harness';
 
 describe('modelRequestWorkflow (real workflow, scripted activities)', function () {
@@ -98,12 +98,13 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
     });
     const err = await rejectionOf(run(scenario));
 
-    // Each model gets its three attempts (retryable 5xx), then its hold is given back.
+    // Each model gets its three attempts (retryable 5xx; each attempt of the hop finds its hold again), then its hold is given back.
     expect(scenario.steps()).to.deep.equal([
-      'hold(0)', 'call(0)', 'call(0)', 'call(0)', 'release(0)',
-      'hold(1)', 'call(1)', 'call(1)', 'call(1)', 'release(1)',
+      'hold(0)', 'call(0)', 'hold(0)', 'call(0)', 'hold(0)', 'call(0)', 'release(0)',
+      'hold(1)', 'call(1)', 'hold(1)', 'call(1)', 'hold(1)', 'call(1)', 'release(1)',
       'fail',
     ]);
+    expect(scenario.callsOf('hold').map((c) => c.input.reservationId)).to.deep.equal([0, 0, 0, 1, 1, 1].map((d) => `${scenario.id}:${d}`));
     expect(scenario.callsOf('call').map((c) => c.attempt)).to.deep.equal([1, 2, 3, 1, 2, 3]);
     expect(scenario.callsOf('release').map((c) => c.input.reservationId)).to.deep.equal([`${scenario.id}:0`, `${scenario.id}:1`]);
     expect(failureChain(err)).to.include('ApplicationFailure:UpstreamError');
@@ -127,7 +128,7 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
     });
     const result = await run(scenario);
 
-    expect(scenario.steps()).to.deep.equal(['hold(0)', 'call(0)', 'call(0)', 'call(0)', 'settle(0)']);
+    expect(scenario.steps()).to.deep.equal(['hold(0)', 'call(0)', 'hold(0)', 'call(0)', 'hold(0)', 'call(0)', 'settle(0)']);
     expect(result).to.deep.include({ modelUsed: 'model-a', fallbackFrom: null, fallbackDepth: 0 });
     const [first, second, third] = scenario.callsOf('call');
     expect([first.attempt, second.attempt, third.attempt]).to.deep.equal([1, 2, 3]);
@@ -154,11 +155,12 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
     expect(Date.now() - started).to.be.below(5_000);
   });
 
-  it('holds before calling and settles after, never releasing a served request\'s hold', async () => {
+  it('holds before calling and settles after, in one hop activity, never releasing a served request\'s hold', async () => {
     const scenario = harness.scenario(['model-a', 'model-b'], {});
     const result = await run(scenario);
 
     expect(scenario.steps()).to.deep.equal(['hold(0)', 'call(0)', 'settle(0)']);
+    expect(scenario.calls.map((c) => c.activity)).to.deep.equal(['serveHop', 'serveHop', 'serveHop']);
     expect(result).to.deep.equal({
       response: served('model-a').response, modelUsed: 'model-a', fallbackFrom: null, fallbackDepth: 0, creditsUsedMicro: 1_234,
       hops: [{ model: 'model-a', outcome: 'served' }],
@@ -177,9 +179,8 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
   it('skips a fallback whose hold is refused (model unfit) without calling it, and serves the next', async () => {
     const scenario = harness.scenario(['model-a', 'model-b', 'model-c'], {
       hold: (input) => {
-        if (input.model !== 'model-b') return { ok: true, estimateMicro: HOLD_ESTIMATE_MICRO };
-        const refusal = new NotFoundError("The model 'model-b' does not exist.", { code: 'model_not_found', param: 'model' });
-        return { ok: false, reason: refusal.message, error: refusal.toJSON() };
+        if (input.model !== 'model-b') return held(input.requestId);
+        return refused(new NotFoundError("The model 'model-b' does not exist.", { code: 'model_not_found', param: 'model' }));
       },
       call: (input) => {
         if (input.model === 'model-a') throw upstream('server_error', { model: 'model-a', upstreamStatus: 502 });
@@ -189,7 +190,7 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
     const result = await run(scenario);
 
     expect(scenario.steps()).to.deep.equal([
-      'hold(0)', 'call(0)', 'call(0)', 'call(0)', 'release(0)',
+      'hold(0)', 'call(0)', 'hold(0)', 'call(0)', 'hold(0)', 'call(0)', 'release(0)',
       'hold(1)',
       'hold(2)', 'call(2)', 'settle(2)',
     ]);
@@ -203,10 +204,7 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
 
   it("fails with the requested model's refusal when its own hold is refused, calling nothing", async () => {
     const scenario = harness.scenario(['model-a', 'model-b'], {
-      hold: (input) => {
-        const refusal = new InvalidRequestError(`Model '${input.model}' is a image model and cannot serve chat.completions.`, { code: 'model_modality_mismatch', param: 'model' });
-        return { ok: false, reason: refusal.message, error: refusal.toJSON() };
-      },
+      hold: (input) => refused(new InvalidRequestError(`Model '${input.model}' is a image model and cannot serve chat.completions.`, { code: 'model_modality_mismatch', param: 'model' })),
     });
     const err = await rejectionOf(run(scenario));
 
@@ -220,10 +218,7 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
 
   it("ends the chain with the previous model's error when a fallback's hold is refused for lack of credits", async () => {
     const scenario = harness.scenario(['model-a', 'model-b', 'model-c'], {
-      hold: (input) => {
-        if (input.model === 'model-b') throw new InsufficientCreditsError();
-        return { ok: true, estimateMicro: HOLD_ESTIMATE_MICRO };
-      },
+      hold: (input) => (input.model === 'model-b' ? refused(new InsufficientCreditsError(), true) : held(input.requestId)),
       call: () => { throw upstream('rate_limited', { model: 'model-a', upstreamStatus: 429, retryAfterMs: 60_000 }); },
     });
     const err = await rejectionOf(run(scenario));
@@ -234,5 +229,74 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
     expect(gatewayError.status).to.equal(429);
     expect(gatewayError.headers).to.deep.equal({ 'retry-after': '60' });
     expect(scenario.callsOf('fail')[0].input.usage).to.deep.include({ fallbackDepth: 1, errorCode: 'upstream_rate_limited' });
+  });
+  it("fails with the requested model's 402 when the balance refuses its hold, calling nothing", async () => {
+    const scenario = harness.scenario(['model-a', 'model-b'], { hold: () => refused(new InsufficientCreditsError(), true) });
+    const err = await rejectionOf(run(scenario));
+
+    expect(scenario.steps()).to.deep.equal(['hold(0)']);
+    const gatewayError = toGatewayError(err);
+    expect(gatewayError).to.be.instanceOf(InsufficientCreditsError);
+    expect(gatewayError.status).to.equal(402);
+    expect(scenario.failed[0]).to.deep.include({ name: 'InsufficientCreditsError', status: 402 });
+  });
+
+  describe('a hop run again (activity retry, or a workflow task replayed after its worker died)', () => {
+    it('never calls the model on a hold that was given back: the hop is over and the walk goes on', async () => {
+      const scenario = harness.scenario(['model-a', 'model-b'], {
+        hold: (input) => (input.model === 'model-a' ? { ...held(input.requestId), status: 'released', chargedMicro: 0 } : held(input.requestId)),
+      });
+      const result = await run(scenario);
+
+      expect(scenario.steps()).to.deep.equal(['hold(0)', 'hold(1)', 'call(1)', 'settle(1)']);
+      expect(result).to.deep.include({ modelUsed: 'model-b', fallbackDepth: 1 });
+      expect(result.hops[0]).to.deep.equal({ model: 'model-a', outcome: 'failed', reason: 'its hold had already been given back' });
+      expect(scenario.callsOf('release')).to.deep.equal([]);
+    });
+
+    it('serves again a hold this request already settled, charging nothing more (settlement answers the recorded charge)', async () => {
+      const scenario = harness.scenario(['model-a'], {
+        hold: (input) => ({ ...held(input.requestId), status: 'settled', chargedMicro: 777 }),
+        settle: () => ({ chargedMicro: 777 }),
+      });
+      const result = await run(scenario);
+
+      expect(scenario.steps()).to.deep.equal(['hold(0)', 'call(0)', 'settle(0)']);
+      expect(result).to.deep.include({ modelUsed: 'model-a', creditsUsedMicro: 777 });
+    });
+
+    it("never calls the model on a hold settled by another request's run", async () => {
+      const scenario = harness.scenario(['model-a'], { hold: () => ({ ...held('someone-else'), status: 'settled', chargedMicro: 777 }) });
+      const err = await rejectionOf(run(scenario));
+
+      expect(scenario.steps()).to.deep.equal(['hold(0)', 'fail']);
+      expect(toGatewayError(err).toJSON()).to.deep.include({ status: 400, code: 'no_model_available' });
+    });
+  });
+
+  it('hands settlement to the workflow when the hop cannot record it in time (a database outage): charged once', async () => {
+    let outageUntil = 0;
+    const scenario = harness.scenario(['model-a'], {
+      settle: (input, { activity }) => {
+        if (activity === 'serveHop') {
+          outageUntil ||= Date.now() + HOP_SETTLE_PATIENCE_MS + 500;
+          throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+        }
+        if (Date.now() < outageUntil) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+        return { chargedMicro: input.chargeMicro };
+      },
+    });
+    const result = await run(scenario);
+
+    const settles = scenario.callsOf('settle');
+    const inHop = settles.filter((c) => c.activity === 'serveHop');
+    const byWorkflow = settles.filter((c) => c.activity === 'settleRequest');
+    expect(inHop.length).to.be.at.least(2);
+    expect(byWorkflow.length).to.be.at.least(2); // the ledger's options retry until the outage ends
+    expect(byWorkflow.at(-1)!.input).to.deep.include({ reservationId: `${scenario.id}:0`, chargeMicro: 1_234 });
+    expect(byWorkflow.at(-1)!.input.usage).to.deep.include({ modelUsed: 'model-a', status: 'succeeded', inputTokens: 11, outputTokens: 7 });
+    expect(scenario.callsOf('call')).to.have.length(1);
+    expect(scenario.callsOf('release')).to.deep.equal([]);
+    expect(result).to.deep.include({ modelUsed: 'model-a', creditsUsedMicro: 1_234 });
   });
 });

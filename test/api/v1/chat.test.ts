@@ -57,17 +57,17 @@ describe('POST /v1/chat/completions', function () {
     expect(response.headers.get('x-fallback-from')).to.equal('sim-chat-fail-500');
     expect(response.headers.get('x-fallback-depth')).to.equal('1');
 
-    // The operator's view: each attempt and the fallback hop in the run's history.
+    // The operator's view: each hop (hold, call, settle) one step in the run's history, with its attempts,
+    // the failure that made it fall back, and the model, outcome and charge of the hop that served.
     const steps = await localActivitySteps(gateway.runtime.temporal.client, `req-${response.headers.get('x-request-id')}`);
-    const calls = steps.filter((s) => s.name === 'callModel');
-    expect(calls).to.have.length(2);
-    expect(calls[0].attempt).to.equal(3);
-    expect(calls[0].failure).to.contain('500');
-    expect(calls[1].failure).to.equal(undefined);
-    const names = steps.map((s) => s.name);
-    expect(names.slice(0, 3)).to.deep.equal(['holdCredits', 'callModel', 'releaseCredits']);
-    expect(names.slice(3)).to.deep.equal(['holdCredits', 'callModel', 'settleRequest']);
-    expect(names).to.include('settleRequest');
+    expect(steps.map((s) => s.name)).to.deep.equal(['serveHop', 'releaseCredits', 'serveHop']);
+    const [failed, , servedHop] = steps;
+    expect(failed.attempt).to.equal(3);
+    expect(failed.failure).to.contain('500');
+    expect(servedHop.failure).to.equal(undefined);
+    expect(servedHop.result).to.deep.include({ model: 'sim-chat-mini', settledMicro: servedHop.result.chargeMicro });
+    expect(servedHop.result.chargeMicro).to.be.greaterThan(0);
+    expect(Number(response.headers.get('x-credits-used')) * 1_000_000).to.be.closeTo(servedHop.result.chargeMicro, 1);
   });
 
   it('returns the upstream error when no fallback is configured', async () => {
