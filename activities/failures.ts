@@ -8,6 +8,7 @@ import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import {
   GATEWAY_ERROR_NAMES, GatewayError, gatewayErrorFromJSON, InternalError, UpstreamError, type SerializedGatewayError,
 } from '../core/errors';
+import { outageError } from '../core/outages';
 
 /** Retry delays for one step: exponential with jitter; a Retry-After longer than this means "fall back now". */
 const BASE_DELAY_MS = 250;
@@ -25,11 +26,12 @@ export function retryDelayMs(attempt: number, retryAfterMs: number | null, rando
  * The failure an activity throws for `err` on its `attempt`-th try: typed errors decide whether a retry may
  * help (a transient upstream failure waits with backoff or its Retry-After; one too long to wait for is
  * final so the chain falls back now; caller errors never retry); anything untyped is a hiccup of our own
- * (storage, database) and is retried under the activity's policy. Temporal's own failures pass through.
+ * (storage, database: a 503 when it is a store's outage) and is retried under the activity's policy. Temporal's own failures pass through.
  */
 export function toActivityFailure(err: unknown, attempt: number): TemporalFailure {
   if (err instanceof TemporalFailure) return err;
-  const error = err instanceof GatewayError ? err : new InternalError(err instanceof Error ? err.message : String(err), { transient: true });
+  // An outage of our own stores is told apart so that, should it outlast the retries, the client gets a 503.
+  const error = err instanceof GatewayError ? err : outageError(err) ?? new InternalError(err instanceof Error ? err.message : String(err), { transient: true });
   const delay = error.retryable ? retryDelayMs(attempt, error instanceof UpstreamError ? error.retryAfterMs : null) : null;
   return ApplicationFailure.create({
     message: error.message,

@@ -244,9 +244,17 @@ export class InternalError extends GatewayError {
 export class ServiceUnavailableError extends GatewayError {
   readonly status: 503 | 504;
   readonly type = 'server_error' as const;
-  constructor(message: string, opts: { code: string; status?: 503 | 504; retryAfterSeconds?: number }) {
+  private readonly transient: boolean;
+
+  /** `transient`: an outage of one of our own stores, which a step retried a moment later may outlive. */
+  constructor(message: string, opts: { code: string; status?: 503 | 504; retryAfterSeconds?: number; transient?: boolean }) {
     super(message, { code: opts.code, headers: { 'retry-after': String(Math.max(1, Math.ceil(opts.retryAfterSeconds ?? 5))) } });
     this.status = opts.status ?? 503;
+    this.transient = opts.transient ?? false;
+  }
+
+  override get retryable(): boolean {
+    return this.transient;
   }
 }
 
@@ -282,6 +290,11 @@ export function gatewayErrorFromJSON(json: SerializedGatewayError): GatewayError
         code: json.code,
         param: json.param,
       });
+    case 'ServiceUnavailableError':
+      return new ServiceUnavailableError(json.message, {
+        code: json.code ?? 'service_unavailable', status: json.status === 504 ? 504 : 503,
+        retryAfterSeconds: Number(json.headers?.['retry-after'] ?? 5), transient: json.retryable === true,
+      });
     default:
       return new InternalError(json.message, { code: json.code, transient: json.retryable === true });
   }
@@ -290,6 +303,7 @@ export function gatewayErrorFromJSON(json: SerializedGatewayError): GatewayError
 export const GATEWAY_ERROR_NAMES = [
   'InvalidRequestError', 'AuthenticationError', 'PermissionDeniedError', 'NotFoundError', 'ConflictError',
   'PayloadTooLargeError', 'InsufficientCreditsError', 'RateLimitError', 'UpstreamError', 'InternalError',
+  'ServiceUnavailableError',
 ] as const;
 
 export function isGatewayError(err: unknown): err is GatewayError {

@@ -8,7 +8,7 @@ import type Koa from 'koa';
 import { GatewayError, InternalError, MethodNotAllowedError, NotFoundError } from '../../core/errors';
 import { toGatewayError } from '../../activities/failures';
 import type { Logger } from '../../core/log';
-import { outageError } from './outages';
+import { outageError } from '../../core/outages';
 
 export function errorMiddleware(log: Logger): Koa.Middleware {
   return async (ctx, next) => {

@@ -3,6 +3,7 @@ import Koa from 'koa';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
+import { ApplicationFailure } from '@temporalio/common';
 import { toActivityFailure } from '../../../activities/failures';
 import { errorMiddleware } from '../../../api/http/errors';
 import { requestIdMiddleware } from '../../../api/http/request-id';
@@ -24,6 +25,8 @@ describe('api/http/errors: what a client may read of a failure', () => {
       if (ctx.path === '/internal') throw new InternalError(SECRET);
       // As an activity's crash comes back through a workflow: an InternalError carried in a Temporal failure.
       if (ctx.path === '/from-activity') throw toActivityFailure(new Error(SECRET), 1);
+      // A database outage that outlasted an activity's retries (what pg throws when the server went away).
+      if (ctx.path === '/database-outage-from-activity') throw toActivityFailure(Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' }), 3);
       throw new InvalidRequestError("Invalid value for 'n': must be >= 1.", { param: 'n', code: 'invalid_value' });
     });
     const handle = app.callback();
@@ -57,5 +60,17 @@ describe('api/http/errors: what a client may read of a failure', () => {
     const res = await fetch(`${url}/bad`);
     expect(res.status).to.equal(400);
     expect(((await res.json()) as { error: unknown }).error).to.deep.equal({ message: "Invalid value for 'n': must be >= 1.", type: 'invalid_request_error', param: 'n', code: 'invalid_value' });
+  });
+
+  it("an outage of the database inside an activity is a 503 with Retry-After (retried first), not a 500", async () => {
+    const failure = toActivityFailure(Object.assign(new Error("Connection terminated unexpectedly"), { code: "57P01" }), 1) as ApplicationFailure;
+    expect(failure.nonRetryable).to.equal(false);
+    const res = await fetch(`${url}/database-outage-from-activity`);
+    expect(res.status).to.equal(503);
+    expect(res.headers.get('retry-after')).to.equal('5');
+    const body = (await res.json()) as { error: { code: string; type: string; message: string } };
+    expect(body.error.code).to.equal('database_unavailable');
+    expect(body.error.type).to.equal('server_error');
+    expect(body.error.message).not.to.include('Connection terminated');
   });
 });

@@ -2,9 +2,10 @@
  * Errors that say a part the gateway depends on is down, not that the request is wrong or failed: a lost
  * Postgres connection (refused, terminated, a database refusing connections, an exhausted pool), the
  * Temporal service unreachable or not answering, an unreachable object store. They become 503 with
- * Retry-After instead of a 500.
+ * Retry-After instead of a 500: in the API (api/http/errors.ts) and at the activity boundary
+ * (activities/failures.ts), where an outage that outlasts the activity's retries reaches the client the same way.
  */
-import { ServiceUnavailableError } from '../../core/errors';
+import { ServiceUnavailableError } from './errors';
 
 /** Postgres SQLSTATEs of a connection that is gone or refused (classes 08 and 57P, too many connections). */
 const POSTGRES_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
@@ -40,5 +41,5 @@ const MESSAGES: Record<Part, string> = {
 export function outageError(err: unknown): ServiceUnavailableError | null {
   const part = failingPart(err);
   if (!part) return null;
-  return new ServiceUnavailableError(MESSAGES[part], { code: `${part}_unavailable`, retryAfterSeconds: 5 });
+  return new ServiceUnavailableError(MESSAGES[part], { code: `${part}_unavailable`, retryAfterSeconds: 5, transient: true });
 }
