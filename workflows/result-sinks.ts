@@ -4,7 +4,7 @@
  * server for the closed workflow. Money is already settled in Postgres by then; the run's completion
  * still reaches the server as usual. Sinks are not recorded in history and do not run on replay.
  */
-import { proxySinks, type Sinks } from '@temporalio/workflow';
+import { isCancellation, proxySinks, type Sinks } from '@temporalio/workflow';
 import { toGatewayError } from '../activities/failures';
 import type { SerializedGatewayError } from '../core/errors';
 
@@ -22,7 +22,8 @@ export async function reportingToCaller<T>(serve: () => Promise<T>): Promise<T> 
   try {
     result = await serve();
   } catch (err) {
-    results.fail(toGatewayError(err).toJSON());
+    // A cancelled run is reported by the server (as `request_stopped`), not as an error of its own.
+    if (!isCancellation(err)) results.fail(toGatewayError(err).toJSON());
     throw err;
   }
   results.deliver(result);

@@ -109,4 +109,21 @@ describe('GET /v1/requests/{id} and unknown outcomes', function () {
     expect(body).to.include({ status: 'failed', credits_used: 0 });
     expect(body.error.code).to.equal('request_stopped');
   });
+
+  it('tells the client a cancelled run was cancelled (503 request_stopped), with its hold given back', async () => {
+    const tenant = await gateway.newTenant();
+    const pending = tenant.fetch('/v1/chat/completions', {
+      method: 'POST', body: chat('cancelled'), headers: { ...json, 'x-simulate-failure': 'slow', 'x-simulate-delay-ms': '30000' },
+    });
+    const held = await waitFor('the hold', () => gateway.runtime.db('reservations').where({ workspace_id: tenant.workspaceId }).first());
+    await gateway.runtime.temporal.client.workflow.getHandle(`req-${held.request_id}`).cancel();
+    const res = await pending;
+    expect(res.status).to.equal(503);
+    const error = ((await res.json()) as any).error;
+    expect(error.code).to.equal('request_stopped');
+    expect(error.message).to.include('cancelled');
+    const reservation = await gateway.runtime.db('reservations').where({ id: held.id }).first();
+    expect(reservation.status).to.equal('released');
+  });
 });
+
