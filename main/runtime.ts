@@ -28,6 +28,9 @@ import { startTracing } from '../infra/tracing';
 import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID } from '../worker/grant-schedule';
 import { ensureHoldSweeperSchedule } from '../worker/schedules';
 import { HOLD_SWEEPER_SCHEDULE_ID } from '../workflows/contracts';
+import { PostgresWindowCounters, type WindowCounters } from '../domain/rate-limits';
+import { RedisWindowCounters } from '../domain/redis-counters';
+import { connectRedisCounters, type RedisCounterClient } from '../infra/redis';
 
 export interface RuntimeOptions {
   config: GatewayConfig;
@@ -48,6 +51,7 @@ export interface Runtime {
   storage: ObjectStorage;
   catalog: ModelCatalog;
   providers: ProviderRegistry;
+  counters: WindowCounters;
   http: HttpServerHandle | null;
   worker: Worker | null;
   metrics: GatewayMetrics | null;
@@ -110,6 +114,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     );
   }
 
+  const { counters, redis } = await windowCounters(opts.config, db, log);
   let http: HttpServerHandle | null = null;
   if (opts.api) {
     const streaming = {
@@ -125,7 +130,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     // Stopped first: streams end before the workers whose workflows wait for them.
     running.unshift({ worker: streamWorker, run: streamWorker.run().catch((err) => { log.error({ err }, 'stream worker stopped with an error'); }) });
     const app = createApp({
-      config: opts.config, db, catalog, storage, log, streaming,
+      config: opts.config, db, catalog, counters, storage, log, streaming,
       temporal: { client: temporal.client, taskQueue: opts.config.temporalTaskQueue },
       // In-process results only help when this process also runs the worker that eagerly takes the run.
       results: opts.worker && opts.config.inProcessResults ? results : null,
@@ -143,7 +148,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   let stopping: Promise<void> | null = null;
   return {
-    db, temporal, storage, catalog, providers, http, worker, metrics, workerMetricsUrl: metricsServer?.url ?? null,
+    db, temporal, storage, catalog, providers, counters, http, worker, metrics, workerMetricsUrl: metricsServer?.url ?? null,
     stop() {
       stopping ??= (async () => {
         await http?.close();
@@ -154,11 +159,22 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         }
         await temporal.connection.close().catch(() => undefined);
         await tracing?.stop();
+        await redis?.close();
         await db.destroy();
       })();
       return stopping;
     },
   };
+}
+
+/** The one store of every window counter: Redis when configured (Postgres while it is unavailable), else Postgres. */
+async function windowCounters(config: GatewayConfig, db: Db, log: Logger): Promise<{ counters: WindowCounters; redis: RedisCounterClient | null }> {
+  const postgres = new PostgresWindowCounters(db);
+  if (!config.redis) return { counters: postgres, redis: null };
+  const redis = connectRedisCounters(config.redis.url, { keyPrefix: config.redis.keyPrefix, log });
+  // Not a reason to refuse to start: the counts go to Postgres until Redis answers.
+  if (!(await redis.connected(3000))) log.warn('Redis (window counters) did not answer at start: counting in Postgres until it does');
+  return { counters: new RedisWindowCounters(redis, postgres, { log }), redis };
 }
 
 /** The dev server registers our search attributes at start; another cluster gets them here, once. */
