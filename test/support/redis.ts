@@ -36,7 +36,7 @@ export async function redisKeys(prefix: string): Promise<Array<{ key: string; pt
   try {
     await redis.connect();
     const keys = await redis.keys(`${prefix}*`);
-    return Promise.all(keys.map(async (key) => ({ key, pttl: await redis.pttl(key), value: await redis.get(key) })));
+    return await Promise.all(keys.map(async (key) => ({ key, pttl: await redis.pttl(key), value: await redis.get(key) })));
   } finally {
     redis.disconnect();
   }
