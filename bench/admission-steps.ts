@@ -6,7 +6,10 @@
  * sequences in closed loops on a pool of 20 connections (the API's), its mean time and share of the
  * sequence; plus the CPU per sequence of this process, of its Postgres backends and of Redis.
  *
- *   node dist/bench/admission-steps.js [--counters=postgres|redis] [--serial=2000] [--duration-ms=5000]
+ *   node dist/bench/admission-steps.js [--counters=postgres|postgres-sync|redis] [--serial=2000] [--duration-ms=5000]
+ *
+ * `postgres`: counters as the gateway keeps them without Redis (a pool of their own, commits not waiting
+ * for the WAL flush); `postgres-sync`: on the main pool, every commit flushed (as before that pool).
  *
  * DATABASE_URL (default: a `bench_admission` database on the machine's Postgres), REDIS_URL (default
  * redis://127.0.0.1:6379). Its counters and rows are its own (a fresh workspace and key, a key prefix).
@@ -50,7 +53,8 @@ async function main(): Promise<void> {
   const pg = await ensurePostgres({ databaseUrl: process.env.DATABASE_URL, dbName: 'bench_admission', dataDir: '/tmp' });
   const db = createDb(pg.url, { poolMax: 20, applicationName: APP });
   await prepareDatabase(db);
-  const postgres = new PostgresWindowCounters(db);
+  const countersDb = COUNTERS === 'postgres-sync' ? db : createDb(pg.url, { poolMax: 8, applicationName: APP, settings: { synchronous_commit: 'off' } });
+  const postgres = new PostgresWindowCounters(countersDb);
   const redis = COUNTERS === 'redis' ? connectRedisCounters(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { keyPrefix: `admission-bench:${randomBytes(4).toString('hex')}:` }) : null;
   if (redis && !(await redis.connected(3000))) throw new Error('Redis did not answer');
   const counters: WindowCounters = redis ? new RedisWindowCounters(redis, postgres) : postgres;
@@ -88,7 +92,7 @@ async function main(): Promise<void> {
   ];
 
   let queries = 0;
-  db.on('query', () => { queries++; });
+  for (const pool of new Set([db, countersDb])) pool.on('query', () => { queries++; });
   const context = (): FakeContext => {
     const headers: Record<string, string> = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'content-length': String(BODY.length) };
     return {
@@ -131,7 +135,7 @@ async function main(): Promise<void> {
   const round = (n: number) => Math.round(n * 1000) / 1000;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const sumOfMeans = concurrent.reduce((s, xs, i) => s + (steps[i].optional ? 0 : mean(xs)), 0);
-  console.log(`\ncounters: ${counters.store}; ${SERIAL} serial sequences, then ${sequences} at concurrency ${CONCURRENCY} in ${Math.round(elapsed)} ms (${round(sequences / elapsed * 1000)} sequences/s)\n`);
+  console.log(`\ncounters: ${COUNTERS}; ${SERIAL} serial sequences, then ${sequences} at concurrency ${CONCURRENCY} in ${Math.round(elapsed)} ms (${round(sequences / elapsed * 1000)} sequences/s)\n`);
   console.log('| step | Postgres round trips | Redis round trips | p50 @1 | mean @1 | mean @64 | share @64 |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const [i, step] of steps.entries()) {
@@ -143,6 +147,7 @@ async function main(): Promise<void> {
 
   await db('api_keys').where({ id: key.id }).update({ revoked_at: db.fn.now() });
   await redis?.close();
+  if (countersDb !== db) await countersDb.destroy();
   await db.destroy();
 }
 

@@ -30,7 +30,7 @@ import { ensureHoldSweeperSchedule } from '../worker/schedules';
 import { HOLD_SWEEPER_SCHEDULE_ID } from '../workflows/contracts';
 import { PostgresWindowCounters, type WindowCounters } from '../domain/rate-limits';
 import { RedisWindowCounters } from '../domain/redis-counters';
-import { connectRedisCounters, type RedisCounterClient } from '../infra/redis';
+import { connectRedisCounters } from '../infra/redis';
 
 export interface RuntimeOptions {
   config: GatewayConfig;
@@ -51,7 +51,6 @@ export interface Runtime {
   storage: ObjectStorage;
   catalog: ModelCatalog;
   providers: ProviderRegistry;
-  counters: WindowCounters;
   http: HttpServerHandle | null;
   worker: Worker | null;
   metrics: GatewayMetrics | null;
@@ -114,9 +113,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     );
   }
 
-  const { counters, redis } = await windowCounters(opts.config, db, log);
   let http: HttpServerHandle | null = null;
+  let closeCounters = async (): Promise<void> => undefined;
   if (opts.api) {
+    const { counters, close } = await windowCounters(opts.config, opts.databaseUrl, log);
+    closeCounters = close;
     const streaming = {
       registry: streamRegistry,
       taskQueue: `${opts.config.temporalTaskQueue}-stream-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
@@ -148,7 +149,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   let stopping: Promise<void> | null = null;
   return {
-    db, temporal, storage, catalog, providers, counters, http, worker, metrics, workerMetricsUrl: metricsServer?.url ?? null,
+    db, temporal, storage, catalog, providers, http, worker, metrics, workerMetricsUrl: metricsServer?.url ?? null,
     stop() {
       stopping ??= (async () => {
         await http?.close();
@@ -159,7 +160,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         }
         await temporal.connection.close().catch(() => undefined);
         await tracing?.stop();
-        await redis?.close();
+        await closeCounters();
         await db.destroy();
       })();
       return stopping;
@@ -167,14 +168,26 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   };
 }
 
-/** The one store of every window counter: Redis when configured (Postgres while it is unavailable), else Postgres. */
-async function windowCounters(config: GatewayConfig, db: Db, log: Logger): Promise<{ counters: WindowCounters; redis: RedisCounterClient | null }> {
-  const postgres = new PostgresWindowCounters(db);
-  if (!config.redis) return { counters: postgres, redis: null };
+/**
+ * The one store of every window counter: Redis when configured (Postgres while it is unavailable), else
+ * Postgres. Postgres counters have a small pool of their own whose commits do not wait for the WAL flush
+ * (synchronous_commit=off): a hit then costs a round trip, not a disk sync, and a Postgres crash can lose
+ * at most the last fraction of a second of counts (never any other data).
+ */
+async function windowCounters(config: GatewayConfig, databaseUrl: string, log: Logger): Promise<{ counters: WindowCounters; close(): Promise<void> }> {
+  const countersDb = createDb(databaseUrl, { poolMax: 8, applicationName: 'gateway-counters', settings: { synchronous_commit: 'off' } });
+  const postgres = new PostgresWindowCounters(countersDb);
+  if (!config.redis) return { counters: postgres, close: () => countersDb.destroy() };
   const redis = connectRedisCounters(config.redis.url, { keyPrefix: config.redis.keyPrefix, log });
   // Not a reason to refuse to start: the counts go to Postgres until Redis answers.
   if (!(await redis.connected(3000))) log.warn('Redis (window counters) did not answer at start: counting in Postgres until it does');
-  return { counters: new RedisWindowCounters(redis, postgres, { log }), redis };
+  return {
+    counters: new RedisWindowCounters(redis, postgres, { log }),
+    close: async () => {
+      await redis.close();
+      await countersDb.destroy();
+    },
+  };
 }
 
 /** The dev server registers our search attributes at start; another cluster gets them here, once. */

@@ -81,6 +81,13 @@ describe('window counters', function () {
     });
   }
 
+  it('takes session settings for a pool of its own (the gateway\'s Postgres counters commit without waiting for the WAL flush)', async () => {
+    const db = createDb(databaseUrl, { poolMax: 1, settings: { synchronous_commit: 'off' } });
+    dbs.push(db);
+    expect((await db.raw('show synchronous_commit')).rows[0].synchronous_commit).to.equal('off');
+    expect((await dbs[0].raw('show synchronous_commit')).rows[0].synchronous_commit).to.equal('on');
+  });
+
   describe('in Redis, when it fails', () => {
     it('counts under the configured prefix, each window\'s key expiring a window after it ends', async () => {
       const counters = new RedisWindowCounters(await redisClient(), postgresCounters());
