@@ -50,6 +50,11 @@ export interface GatewayConfig {
   /** The per-IP safety net: requests per 10 minutes from one address. */
   ipRateLimit: number;
   /**
+   * Where window counters (per-IP net, per-key requests per minute, sign-in throttles) live: Redis when
+   * `REDIS_URL` is set (keys under `REDIS_KEY_PREFIX`), else Postgres. See domain/redis-counters.ts.
+   */
+  redis?: { url: string; keyPrefix: string };
+  /**
    * Latency switches of the request path (all on by default; the benchmark turns them off one by one):
    * eager workflow start, local activities for ledger steps and model calls, in-process results.
    */
@@ -130,6 +135,8 @@ const schema = {
     ALERT_DELIVERY_GIVE_UP_SECONDS: { type: 'string', pattern: '^[1-9][0-9]*$' },
     SMTP_FROM: { type: 'string', minLength: 3 },
     IP_RATE_LIMIT: { type: 'string', pattern: '^[0-9]+$' },
+    REDIS_URL: { type: 'string', pattern: '^rediss?://[^\\s]+$' },
+    REDIS_KEY_PREFIX: { type: 'string', pattern: '^[\\x21-\\x7e]{1,100}$' },
     GATEWAY_EAGER_START: { enum: ['true', 'false', '1', '0'] },
     GATEWAY_ACTIVITY_MODE: { enum: ['local', 'remote'] },
     GATEWAY_INPROCESS_RESULTS: { enum: ['true', 'false', '1', '0'] },
@@ -208,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     alertDeliveryGiveUpMs: Number(present.ALERT_DELIVERY_GIVE_UP_SECONDS ?? 24 * 3600) * 1000,
     smtpFrom: present.SMTP_FROM ?? 'Model Gateway <alerts@localhost>',
     ipRateLimit: Number(present.IP_RATE_LIMIT ?? 5000),
+    redis: present.REDIS_URL ? { url: present.REDIS_URL, keyPrefix: present.REDIS_KEY_PREFIX ?? 'gateway:' } : undefined,
     eagerStart: bool(present.GATEWAY_EAGER_START, true),
     activityMode: (present.GATEWAY_ACTIVITY_MODE as 'local' | 'remote' | undefined) ?? 'local',
     inProcessResults: bool(present.GATEWAY_INPROCESS_RESULTS, true),

@@ -12,10 +12,12 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => {
 
 export type Db = Knex;
 
-export function createDb(databaseUrl: string, opts: { poolMax?: number; applicationName?: string } = {}): Db {
+/** `settings`: server settings of this pool's sessions (e.g. `{ synchronous_commit: 'off' }`). */
+export function createDb(databaseUrl: string, opts: { poolMax?: number; applicationName?: string; settings?: Record<string, string> } = {}): Db {
+  const options = Object.entries(opts.settings ?? {}).map(([name, value]) => `-c ${name}=${value}`).join(' ');
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: databaseUrl, application_name: opts.applicationName ?? 'gateway' },
+    connection: { connectionString: databaseUrl, application_name: opts.applicationName ?? 'gateway', ...(options ? { options } : {}) },
     pool: { min: 0, max: opts.poolMax ?? 10 },
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.js'], tableName: 'knex_migrations' },
   });

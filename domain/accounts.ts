@@ -8,7 +8,7 @@ import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import { AuthenticationError, ConflictError, InvalidRequestError, PermissionDeniedError, RateLimitError } from '../core/errors';
 import { newId } from '../core/ids';
 import { audit } from './audit';
-import { hitWindow } from './rate-limits';
+import type { WindowCounters } from './rate-limits';
 import { hashSecretToken, looksLikeSecretToken, newSecretToken } from './secret-tokens';
 
 export interface User {
@@ -129,11 +129,11 @@ export interface SignedIn {
  * Checks the throttles, then the password (argon2 verify runs even for unknown addresses, so timing does
  * not tell which addresses have accounts). Unverified addresses may not sign in.
  */
-export async function signIn(db: Knex, opts: { email: unknown; password: unknown; ip: string }): Promise<SignedIn> {
+export async function signIn(db: Knex, counters: WindowCounters, opts: { email: unknown; password: unknown; ip: string }): Promise<SignedIn> {
   const email = typeof opts.email === 'string' ? opts.email.trim().toLowerCase() : '';
   const password = typeof opts.password === 'string' ? opts.password : '';
   for (const [bucket, limit] of [[`login:account:${email}`, LOGIN_LIMITS.perAccount], [`login:ip:${opts.ip}`, LOGIN_LIMITS.perAddress]] as const) {
-    const hit = await hitWindow(db, bucket, LOGIN_LIMITS.windowMs, limit);
+    const hit = await counters.hit(bucket, LOGIN_LIMITS.windowMs, limit);
     if (!hit.allowed) {
       throw new RateLimitError('Too many sign-in attempts. Wait a few minutes and try again.', { retryAfterSeconds: hit.resetMs / 1000, code: 'too_many_sign_in_attempts' });
     }

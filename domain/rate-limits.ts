@@ -1,6 +1,9 @@
 /**
- * Fixed-window counters in Postgres, so every API process shares one count per key or IP. One statement
- * per check: an upsert that increments and returns the window's count.
+ * Fixed-window counters shared by every API process: the per-IP safety net, each key's requests per
+ * minute and the sign-in throttles all count through one `WindowCounters`, chosen once in the wiring
+ * (main/runtime.ts): Postgres by default (one upsert per hit), Redis when `REDIS_URL` is set (one
+ * round trip per hit: domain/redis-counters.ts). Both count the same windows: the window of a hit is
+ * `floor(now / windowMs)`, so every process agrees on where a window starts and ends.
  */
 import type { Knex } from 'knex';
 
@@ -13,19 +16,53 @@ export interface WindowHit {
   resetMs: number;
 }
 
+export interface WindowCounters {
+  /** Where the counts live (the bench and /metrics say which). */
+  readonly store: 'postgres' | 'redis';
+  /** Counts one hit in `bucket`'s current window of `windowMs` and says whether it is within `limit`. */
+  hit(bucket: string, windowMs: number, limit: number, now?: number): Promise<WindowHit>;
+}
+
+/** The window `now` falls in: its start (the counter's name) and the time left in it. */
+export function currentWindow(windowMs: number, now: number): { start: number; resetMs: number } {
+  const start = Math.floor(now / windowMs) * windowMs;
+  return { start, resetMs: start + windowMs - now };
+}
+
+export function windowHit(count: number, limit: number, resetMs: number): WindowHit {
+  return { count, limit, allowed: count <= limit, remaining: Math.max(0, limit - count), resetMs };
+}
+
+/** One statement per hit: an upsert that increments and returns the window's count. */
 export async function hitWindow(db: Knex, bucket: string, windowMs: number, limit: number, now = Date.now()): Promise<WindowHit> {
-  const windowStart = Math.floor(now / windowMs) * windowMs;
+  const { start, resetMs } = currentWindow(windowMs, now);
   const { rows } = await db.raw(
     `insert into rate_limit_counters (bucket, window_start, count) values (?, ?, 1)
      on conflict (bucket, window_start) do update set count = rate_limit_counters.count + 1
      returning count`,
-    [bucket, windowStart],
+    [bucket, start],
   );
-  const count = Number(rows[0].count);
-  return { count, limit, allowed: count <= limit, remaining: Math.max(0, limit - count), resetMs: windowStart + windowMs - now };
+  return windowHit(Number(rows[0].count), limit, resetMs);
 }
 
 /** Drops windows that ended long ago (called now and then, not per request). */
 export async function pruneWindows(db: Knex, olderThanMs = 24 * 3600_000, now = Date.now()): Promise<number> {
   return db('rate_limit_counters').where('window_start', '<', now - olderThanMs).delete();
+}
+
+/** The default store: counts in Postgres, old windows pruned at most once an hour per process. */
+export class PostgresWindowCounters implements WindowCounters {
+  readonly store = 'postgres';
+  private lastPrune = 0;
+
+  constructor(private readonly db: Knex) {}
+
+  async hit(bucket: string, windowMs: number, limit: number, now = Date.now()): Promise<WindowHit> {
+    const hit = await hitWindow(this.db, bucket, windowMs, limit, now);
+    if (now - this.lastPrune > 3600_000) {
+      this.lastPrune = now;
+      void pruneWindows(this.db, 24 * 3600_000, now).catch(() => undefined);
+    }
+    return hit;
+  }
 }

@@ -21,10 +21,13 @@ export async function failRequest(db: Knex, opts: { reservationId: string | null
   else await db.raw('select gateway_record_usage(?::jsonb, 0)', [usageRecordJson(usage)]);
 }
 
-/** Tokens a key used today (UTC), for its daily cap. */
-export async function tokensUsedToday(db: Knex, apiKeyId: string): Promise<number> {
-  const row = await db('key_daily_tokens').where({ api_key_id: apiKeyId }).andWhereRaw(`day = (now() at time zone 'utc')::date`).first('tokens');
-  return row ? Number(row.tokens) : 0;
+/**
+ * Today's row of a key's daily token count (UTC days, as `gateway_record_usage` writes them): a
+ * condition on `key_daily_tokens` under `alias`, read with the key itself at authentication
+ * (api/http/auth.ts), so the daily cap costs no round trip of its own.
+ */
+export function todaysTokensCondition(alias: string): string {
+  return `${alias}.day = (now() at time zone 'utc')::date`;
 }
 
 /** A request's usage record as stored (what was charged for it, on which model). */

@@ -28,6 +28,9 @@ import { startTracing } from '../infra/tracing';
 import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID } from '../worker/grant-schedule';
 import { ensureHoldSweeperSchedule } from '../worker/schedules';
 import { HOLD_SWEEPER_SCHEDULE_ID } from '../workflows/contracts';
+import { PostgresWindowCounters, type WindowCounters } from '../domain/rate-limits';
+import { RedisWindowCounters } from '../domain/redis-counters';
+import { connectRedisCounters } from '../infra/redis';
 
 export interface RuntimeOptions {
   config: GatewayConfig;
@@ -111,7 +114,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   }
 
   let http: HttpServerHandle | null = null;
+  let closeCounters = async (): Promise<void> => undefined;
   if (opts.api) {
+    const { counters, close } = await windowCounters(opts.config, opts.databaseUrl, log);
+    closeCounters = close;
     const streaming = {
       registry: streamRegistry,
       taskQueue: `${opts.config.temporalTaskQueue}-stream-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
@@ -125,7 +131,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     // Stopped first: streams end before the workers whose workflows wait for them.
     running.unshift({ worker: streamWorker, run: streamWorker.run().catch((err) => { log.error({ err }, 'stream worker stopped with an error'); }) });
     const app = createApp({
-      config: opts.config, db, catalog, storage, log, streaming,
+      config: opts.config, db, catalog, counters, storage, log, streaming,
       temporal: { client: temporal.client, taskQueue: opts.config.temporalTaskQueue },
       // In-process results only help when this process also runs the worker that eagerly takes the run.
       results: opts.worker && opts.config.inProcessResults ? results : null,
@@ -154,9 +160,32 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         }
         await temporal.connection.close().catch(() => undefined);
         await tracing?.stop();
+        await closeCounters();
         await db.destroy();
       })();
       return stopping;
+    },
+  };
+}
+
+/**
+ * The one store of every window counter: Redis when configured (Postgres while it is unavailable), else
+ * Postgres. Postgres counters have a small pool of their own whose commits do not wait for the WAL flush
+ * (synchronous_commit=off): a hit then costs a round trip, not a disk sync, and a Postgres crash can lose
+ * at most the last fraction of a second of counts (never any other data).
+ */
+async function windowCounters(config: GatewayConfig, databaseUrl: string, log: Logger): Promise<{ counters: WindowCounters; close(): Promise<void> }> {
+  const countersDb = createDb(databaseUrl, { poolMax: 8, applicationName: 'gateway-counters', settings: { synchronous_commit: 'off' } });
+  const postgres = new PostgresWindowCounters(countersDb);
+  if (!config.redis) return { counters: postgres, close: () => countersDb.destroy() };
+  const redis = connectRedisCounters(config.redis.url, { keyPrefix: config.redis.keyPrefix, log });
+  // Not a reason to refuse to start: the counts go to Postgres until Redis answers.
+  if (!(await redis.connected(3000))) log.warn('Redis (window counters) did not answer at start: counting in Postgres until it does');
+  return {
+    counters: new RedisWindowCounters(redis, postgres, { log }),
+    close: async () => {
+      await redis.close();
+      await countersDb.destroy();
     },
   };
 }

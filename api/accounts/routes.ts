@@ -37,7 +37,7 @@ export function accountsRouter(deps: AppDeps): Router<GatewayState> {
   const link = (ctx: Koa.Context, path: string) => `${deps.config.publicUrl ?? ownOrigin(ctx)}${path}`;
   const body = (ctx: Koa.Context) => readJsonBody(ctx, 64 * 1024);
 
-  router.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
+  router.use(ipLimitMiddleware(deps.counters, { limit: deps.config.ipRateLimit }));
   router.use(async (ctx, next) => {
     requireSameOrigin(ctx);
     ctx.set('cache-control', 'no-store');
@@ -80,7 +80,7 @@ export function accountsRouter(deps: AppDeps): Router<GatewayState> {
 
   router.post('/auth/signin', async (ctx) => {
     const b = await body(ctx);
-    const signedIn = await signIn(deps.db, { email: b.email, password: b.password, ip: ctx.ip });
+    const signedIn = await signIn(deps.db, deps.counters, { email: b.email, password: b.password, ip: ctx.ip });
     setSessionCookie(ctx, signedIn.token);
     ctx.body = { object: 'user', id: signedIn.user.id, email: signedIn.user.email, name: signedIn.user.name, email_verified: true };
   });

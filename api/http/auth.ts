@@ -14,6 +14,7 @@ import { AuthenticationError, PermissionDeniedError } from '../../core/errors';
 import type { Role } from '../../domain/workspaces';
 import { lowerRole } from '../../domain/permissions';
 import { memberRole } from '../../domain/members';
+import { todaysTokensCondition } from '../../domain/request-accounting';
 import { currentSession, hasSessionCookie, requireSameOrigin } from './session';
 
 export interface AuthContext {
@@ -28,6 +29,8 @@ export interface AuthContext {
   /** Effective limits (the key's own, else its plan's preset; null = unlimited). */
   rpmLimit: number | null;
   dailyTokenLimit: number | null;
+  /** Tokens the key used today (UTC) as of this request's authentication (0 for a session). */
+  tokensUsedToday: number;
   allowedModels: string[] | null;
   costCapMicro: number | null;
   planId: string | null;
@@ -61,10 +64,13 @@ async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
     .leftJoin('members as m', function () {
       this.on('m.workspace_id', 'k.workspace_id').andOn('m.user_id', 'k.created_by_user_id');
     })
+    .leftJoin('key_daily_tokens as d', function () {
+      this.on('d.api_key_id', 'k.id').andOn(db.raw(todaysTokensCondition('d')));
+    })
     .where('k.key_hash', hash)
     .first(
       'k.id', 'k.key_hash', 'k.workspace_id', 'k.role', 'k.kind', 'k.created_by_user_id', 'k.revoked_at', 'k.last_used_at', 'k.rpm_limit',
-      'k.daily_token_limit', 'k.allowed_models', 'k.cost_cap_micro', 'w.plan_id', 'p.rpm_preset', 'p.daily_token_cap', 'm.role as creator_role',
+      'k.daily_token_limit', 'k.allowed_models', 'k.cost_cap_micro', 'w.plan_id', 'p.rpm_preset', 'p.daily_token_cap', 'm.role as creator_role', 'd.tokens as tokens_today',
     );
   if (!row || !hashesEqual(row.key_hash, hash)) throw invalidKey(key);
   if (row.revoked_at) throw new AuthenticationError('This API key has been revoked.', { code: 'revoked_api_key' });
@@ -83,6 +89,7 @@ async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
     userId: row.created_by_user_id,
     rpmLimit: row.rpm_limit ?? row.rpm_preset ?? null,
     dailyTokenLimit: row.daily_token_limit ?? row.daily_token_cap ?? null,
+    tokensUsedToday: Number(row.tokens_today ?? 0),
     allowedModels: row.allowed_models,
     costCapMicro: row.cost_cap_micro,
     planId: row.plan_id,
@@ -99,7 +106,7 @@ export async function sessionAuth(ctx: Koa.Context, db: Knex): Promise<AuthConte
   const plan = await db('workspaces').where({ id: signedIn.workspaceId }).first('plan_id');
   return {
     keyId: signedIn.sessionId, workspaceId: signedIn.workspaceId, role, via: 'session', userId: signedIn.user.id,
-    rpmLimit: null, dailyTokenLimit: null, allowedModels: null, costCapMicro: null, planId: plan?.plan_id ?? null,
+    rpmLimit: null, dailyTokenLimit: null, tokensUsedToday: 0, allowedModels: null, costCapMicro: null, planId: plan?.plan_id ?? null,
   };
 }
 

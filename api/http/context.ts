@@ -12,6 +12,7 @@ import type { StreamRegistry } from '../../activities/stream-registry';
 import type { ResultBroker } from '../../worker/result-broker';
 import type { GatewayMetrics } from '../../infra/metrics';
 import type { Tracing } from '../../infra/tracing';
+import type { WindowCounters } from '../../domain/rate-limits';
 
 /** What the API needs from the outside world; tests build it from the real stack. */
 export interface AppDeps {
@@ -19,6 +20,8 @@ export interface AppDeps {
   db: Knex;
   temporal: { client: Client; taskQueue: string };
   catalog: ModelCatalog;
+  /** The window counters of every rate limit (Postgres, or Redis when configured), chosen in main/runtime.ts. */
+  counters: WindowCounters;
   storage: ObjectStorage;
   log: Logger;
   /** This process's stream registry and the task queue its stream worker polls. */

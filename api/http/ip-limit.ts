@@ -1,30 +1,25 @@
 /**
- * The global per-IP safety net (5000 requests per 10 minutes), shared by every API process through
- * Postgres. It runs before authentication so floods of bad keys are limited too.
+ * The global per-IP safety net (5000 requests per 10 minutes), shared by every API process through the
+ * window counters (Postgres, or Redis when configured). It runs before authentication so floods of bad
+ * keys are limited too.
  */
 import type Koa from 'koa';
-import type { Knex } from 'knex';
 import { RateLimitError } from '../../core/errors';
-import { hitWindow, pruneWindows } from '../../domain/rate-limits';
+import type { WindowCounters } from '../../domain/rate-limits';
 
 export const IP_LIMIT = 5000;
 export const IP_WINDOW_MS = 10 * 60_000;
 
-export function ipLimitMiddleware(db: Knex, opts: { limit?: number; windowMs?: number } = {}): Koa.Middleware {
+export function ipLimitMiddleware(counters: WindowCounters, opts: { limit?: number; windowMs?: number } = {}): Koa.Middleware {
   const limit = opts.limit ?? IP_LIMIT;
   const windowMs = opts.windowMs ?? IP_WINDOW_MS;
-  let lastPrune = 0;
   return async (ctx, next) => {
-    const hit = await hitWindow(db, `ip:${ctx.ip}`, windowMs, limit);
+    const hit = await counters.hit(`ip:${ctx.ip}`, windowMs, limit);
     if (!hit.allowed) {
       throw new RateLimitError(`Too many requests from this address: the limit is ${limit} requests per ${windowMs / 60_000} minutes.`, {
         retryAfterSeconds: hit.resetMs / 1000,
         code: 'rate_limit_exceeded',
       });
-    }
-    if (Date.now() - lastPrune > 3600_000) {
-      lastPrune = Date.now();
-      void pruneWindows(db).catch(() => undefined);
     }
     await next();
   };

@@ -1,14 +1,13 @@
 /**
- * Per-key quotas on model endpoints, shared by every API process through Postgres: requests per minute
- * (429 with Retry-After and x-ratelimit-* headers) and the daily token cap (429 until midnight UTC, with
- * x-should-retry: false so official clients do not retry in vain). Allowed models and the cost cap are
+ * Per-key quotas on model endpoints, shared by every API process: requests per minute (a window counter,
+ * in Postgres or Redis; 429 with Retry-After and x-ratelimit-* headers) and the daily token cap (today's
+ * count read with the key at authentication; 429 until midnight UTC, with x-should-retry: false so
+ * official clients do not retry in vain). Allowed models and the cost cap are
  * checked where the model and the price are known (route and reservation).
  */
 import type Koa from 'koa';
-import type { Knex } from 'knex';
 import { RateLimitError } from '../../core/errors';
-import { hitWindow } from '../../domain/rate-limits';
-import { tokensUsedToday } from '../../domain/request-accounting';
+import type { WindowCounters } from '../../domain/rate-limits';
 import type { GatewayState } from './context';
 
 export function secondsUntilUtcMidnight(now = new Date()): number {
@@ -16,11 +15,11 @@ export function secondsUntilUtcMidnight(now = new Date()): number {
   return Math.max(1, Math.ceil((midnight - now.getTime()) / 1000));
 }
 
-export function keyQuotaMiddleware(db: Knex): Koa.Middleware<GatewayState> {
+export function keyQuotaMiddleware(counters: WindowCounters): Koa.Middleware<GatewayState> {
   return async (ctx, next) => {
     const auth = ctx.state.auth;
     if (auth.rpmLimit) {
-      const hit = await hitWindow(db, `key:${auth.keyId}:rpm`, 60_000, auth.rpmLimit);
+      const hit = await counters.hit(`key:${auth.keyId}:rpm`, 60_000, auth.rpmLimit);
       const reset = `${Math.max(1, Math.ceil(hit.resetMs / 1000))}s`;
       ctx.set('x-ratelimit-limit-requests', String(hit.limit));
       ctx.set('x-ratelimit-remaining-requests', String(hit.remaining));
@@ -32,7 +31,7 @@ export function keyQuotaMiddleware(db: Knex): Koa.Middleware<GatewayState> {
       }
     }
     if (auth.dailyTokenLimit) {
-      const used = await tokensUsedToday(db, auth.keyId);
+      const used = auth.tokensUsedToday;
       ctx.set('x-ratelimit-limit-tokens-day', String(auth.dailyTokenLimit));
       ctx.set('x-ratelimit-remaining-tokens-day', String(Math.max(0, auth.dailyTokenLimit - used)));
       if (used >= auth.dailyTokenLimit) {

@@ -66,7 +66,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     return chatFor(deps.db, reader(ctx), chatId, 'continue');
   };
 
-  router.use(ipLimitMiddleware(deps.db, { limit: deps.config.ipRateLimit }));
+  router.use(ipLimitMiddleware(deps.counters, { limit: deps.config.ipRateLimit }));
   router.use(async (ctx, next) => {
     ctx.state.auth = await sessionAuth(ctx, deps.db);
     ctx.set('cache-control', 'no-store');
