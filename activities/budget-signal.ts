@@ -8,6 +8,7 @@ import { activityInfo, Context } from '@temporalio/activity';
 import { cycleOf } from '../domain/billing-cycle';
 import { alertPresence } from '../domain/budget-alerts';
 import { log } from '../core/log';
+import { settleRequest, type UsageRecord } from '../domain/request-accounting';
 import { budgetWatcherId, SPEND_CHANGED_SIGNAL, type SpendChanged } from '../workflows/contracts';
 import { WorkspaceIdKey } from '../workflows/contracts';
 import type { ActivityDeps } from './deps';
@@ -17,13 +18,20 @@ export async function signalBudgetWatcher(deps: ActivityDeps, workspaceId: strin
   const signal: SpendChanged = { cycle: cycleOf((deps.clock ?? (() => new Date()))()) };
   await Context.current().client.workflow.signalWithStart('budgetWatcherWorkflow', {
     workflowId: budgetWatcherId(workspaceId),
-    taskQueue: activityInfo().taskQueue,
+    taskQueue: deps.watcherTaskQueue ?? activityInfo().taskQueue,
     args: [{ workspaceId }],
     signal: SPEND_CHANGED_SIGNAL,
     signalArgs: [signal],
     typedSearchAttributes: [{ key: WorkspaceIdKey, value: workspaceId }],
   });
   return { signalled: true };
+}
+
+/** Settles a hold at its charge with its usage record, then tells the workspace's budget watcher (free without alerts). */
+export async function settleAndSignal(deps: ActivityDeps, input: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number }> {
+  const settled = await settleRequest(deps.db, input);
+  await signalBudgetWatcherQuietly(deps, input.usage.workspaceId);
+  return { chargedMicro: settled.chargedMicro };
 }
 
 export async function signalBudgetWatcherQuietly(deps: ActivityDeps, workspaceId: string): Promise<void> {

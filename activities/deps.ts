@@ -17,6 +17,11 @@ export interface ActivityDeps {
   notifications?: { smtpUrl: string | null; emailFrom: string; allowPrivateWebhooks?: boolean; deliveryGiveUpMs?: number };
   /** The activities' clock (tests inject one); defaults to the system clock. */
   clock?: () => Date;
+  /**
+   * The task queue budget watchers run on: the gateway's own, also when the settling activity runs on an API
+   * process's stream queue (which ends with that process). Absent: the settling activity's queue.
+   */
+  watcherTaskQueue?: string;
   /** Sees every activity failure (the process's metrics). */
   observer?: ActivityObserver;
 }

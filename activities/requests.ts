@@ -7,12 +7,12 @@
 import { activityInfo } from '@temporalio/activity';
 import { GatewayError, InsufficientCreditsError, NotFoundError, PermissionDeniedError } from '../core/errors';
 import { eligibleModel } from '../domain/model-eligibility';
-import { failRequest, settleRequest, type UsageRecord } from '../domain/request-accounting';
+import { failRequest, type UsageRecord } from '../domain/request-accounting';
 import { refund, reserve } from '../domain/ledger';
 import type { ActivityDeps } from './deps';
 import { chatCost } from '../catalog/pricing';
 import { handlerFor } from '../endpoints';
-import { signalBudgetWatcherQuietly } from './budget-signal';
+import { settleAndSignal } from './budget-signal';
 import type { CallOutcome, Endpoint } from '../endpoints/types';
 import { loadPayload, storePayload, type PayloadRef } from './request-io';
 import type { SimulationDirective } from '../providers/types';
@@ -86,13 +86,6 @@ export async function callModel(deps: ActivityDeps, input: CallInput): Promise<C
   });
   const response = await storePayload(deps.storage, `results/${input.requestId}.json`, outcome.response);
   return { ...outcome, response };
-}
-
-/** Settles and records the usage, then tells the workspace's budget watcher (free without alerts). */
-async function settleAndSignal(deps: ActivityDeps, input: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number }> {
-  const settled = await settleRequest(deps.db, input);
-  await signalBudgetWatcherQuietly(deps, input.usage.workspaceId);
-  return { chargedMicro: settled.chargedMicro };
 }
 
 /** The usage record of a hop that served, from its settlement's fixed fields and what the call used. */

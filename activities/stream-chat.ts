@@ -23,7 +23,8 @@ import type { ChatStreamPart, FinishReason, SimulationDirective } from '../provi
 import type { ActivityDeps } from './deps';
 import { heartbeating } from './heartbeat';
 import { loadPayload, type PayloadRef } from './request-io';
-import { settleRequest, type UsageRecord } from '../domain/request-accounting';
+import type { UsageRecord } from '../domain/request-accounting';
+import { settleAndSignal } from './budget-signal';
 import { streamUsageStatus } from '../domain/usage-record';
 import { log } from '../core/log';
 import { denialOf, settlePatiently, type HopDenied, type HopHold, type HopSettlement } from './hop';
@@ -193,7 +194,7 @@ async function settleStream(deps: ActivityDeps, settlement: HopSettlement, progr
     ...settlement.usage, ...streamUsageStatus(ended.ending), inputTokens: ended.inputTokens, outputTokens: ended.outputTokens,
     latencyMs: Date.now() - settlement.startedAt,
   };
-  const settled = await settlePatiently(() => settleRequest(deps.db, { reservationId: settlement.reservationId, chargeMicro: ended.chargeMicro, usage }), {
+  const settled = await settlePatiently(() => settleAndSignal(deps, { reservationId: settlement.reservationId, chargeMicro: ended.chargeMicro, usage }), {
     patienceMs: STREAM_SETTLE_PATIENCE_MS,
     stopped: () => Context.current().cancellationSignal.aborted,
     gaveUp: (err) => log.warn({ err, reservationId: settlement.reservationId }, 'a stream could not record its usage; its workflow settles it'),

@@ -84,7 +84,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let worker: Worker | null = null;
   const running: Array<{ worker: Worker; run: Promise<void> }> = [];
   if (opts.worker) {
-    const deps = { db, catalog, storage, providers, observer: metrics?.activityObserver, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } };
+    const deps = { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, observer: metrics?.activityObserver, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } };
     worker = await createGatewayWorker({
       connection: temporal.connection,
       namespace: temporal.namespace,
@@ -125,7 +125,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     };
     const streamWorker = await createStreamWorker({
       connection: temporal.connection, namespace: temporal.namespace, dataConverter: temporal.dataConverter, taskQueue: streaming.taskQueue,
-      deps: { db, catalog, storage, providers, streams: streaming.registry, observer: metrics?.activityObserver },
+      deps: { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, streams: streaming.registry, observer: metrics?.activityObserver },
       tracing,
     });
     // Stopped first: streams end before the workers whose workflows wait for them.
