@@ -4,11 +4,13 @@
  */
 import { finishVideoMessage } from '../domain/playground-videos';
 import type { ActivityDeps } from './deps';
+import { heartbeating } from './heartbeat';
 
 export function createPlaygroundActivities(deps: Pick<ActivityDeps, 'db' | 'storage'>) {
   return {
     async finishPlaygroundVideo(input: { jobId: string }): Promise<void> {
-      const outcome = await finishVideoMessage(deps.db, deps.storage, input.jobId);
+      // A large copy heartbeats, so a worker that dies mid-copy is noticed in seconds, not at the timeout.
+      const outcome = await heartbeating(() => finishVideoMessage(deps.db, deps.storage, input.jobId));
       // The message is written right after the job starts: a job that ended first finds it on a retry.
       if (outcome === 'no_message') throw new Error(`no Playground message for video job ${input.jobId} yet`);
     },

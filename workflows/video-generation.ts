@@ -49,6 +49,7 @@ const poller = proxyActivities<GatewayActivities>({
 /** Reporting the job's end to the Playground: its message may be written a moment after the job started. */
 const playground = proxyActivities<GatewayActivities>({
   startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
 });
 
