@@ -52,10 +52,13 @@ export function startRequestWorkflow<W extends Workflow>(
 ): Promise<WorkflowHandleWithFirstExecutionRunId<W> & { eagerlyStarted?: boolean }> {
   const { model, endpoint, ...options } = opts;
   const { auth, requestId } = ctx.state;
+  // Every request workflow takes the input built by requestInput: its key (none for a member in the
+  // Playground, whose session is not a key) is the one operators search by.
+  const input = options.args?.[0] as Pick<ModelRequestInput, 'apiKeyId'> | undefined;
   return deps.temporal.client.workflow.start<W>(name, {
     taskQueue: deps.temporal.taskQueue,
     requestEagerStart: deps.config.eagerStart,
-    typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: auth.workspaceId, apiKeyId: auth.keyId, model, endpoint }),
+    typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: auth.workspaceId, apiKeyId: input?.apiKeyId ?? undefined, model, endpoint }),
     workflowExecutionTimeout: '30 minutes',
     ...options,
   } as WorkflowStartOptions<W>).catch((err: unknown) => {

@@ -5,6 +5,7 @@ import { freePort } from '../../stack/processes';
 import { invitedMember, signUp, type Session } from '../support/people';
 import { newChat, settledChat } from '../support/playground';
 import { creditsToMicro } from '../../core/money';
+import { ApiKeyIdKey, RequestIdKey } from '../../workflows/contracts';
 
 describe('Playground API: chats, receipts, sharing and roles', function () {
   this.timeout(120_000);
@@ -50,6 +51,10 @@ describe('Playground API: chats, receipts, sharing and roles', function () {
     expect(settled.total_credits).to.equal(reply.receipt.credits);
     const usage = await gateway.runtime.db('usage_records').where({ request_id: reply.request_id }).first();
     expect(usage).to.include({ api_key_id: null, endpoint: 'chat.completions' });
+    // Operators search runs by key: a member's Playground run has none (a session is not a key).
+    const run = await gateway.runtime.temporal.client.workflow.getHandle(`req-${reply.request_id}`).describe();
+    expect(run.typedSearchAttributes.get(ApiKeyIdKey)).to.equal(undefined);
+    expect(run.typedSearchAttributes.get(RequestIdKey)).to.equal(reply.request_id);
 
     // The same request through the API with a key costs the same, in the same ledger.
     const key = await owner.json('POST', '/v1/organization/api_keys', { name: 'same', preset: 'custom' });
