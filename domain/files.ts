@@ -84,7 +84,8 @@ export async function storageUsage(db: Knex | Knex.Transaction, workspaceId: str
             (select coalesce(sum(pf.bytes), 0) from playground_files pf where pf.workspace_id = w.id)::bigint
             + (select coalesce(sum((v->>'bytes')::bigint), 0)
                  from playground_chats c
-                 join playground_messages m on m.chat_id = c.id and m.kind = 'video'
+                 -- until its video is copied into the chat's files (then the copy counts, once)
+                 join playground_messages m on m.chat_id = c.id and m.kind = 'video' and m.files = '[]'::jsonb
                  join video_jobs j on j.id = m.request_id and j.workspace_id = c.workspace_id
                  cross join lateral jsonb_array_elements(coalesce(j.result->'videos', '[]'::jsonb)) v
                 where c.workspace_id = w.id)::bigint as playground_bytes

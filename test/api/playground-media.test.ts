@@ -99,6 +99,7 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
 
   it('finishes a video message when its job ends, with nobody reading the chat: the video a file of the chat, its receipt', async () => {
     const chat = await newChat(owner, { model: 'sim-video' });
+    const storageBefore = (await owner.json('GET', '/api/playground/storage')).body;
     const sent = await owner.json('POST', `/api/playground/chats/${chat.id}/videos`, { model: 'sim-video', prompt: 'A harbour at night', duration: 2, resolution: '360p' });
     expect(sent.status).to.equal(202);
     const jobId = sent.body.job.id;
@@ -115,6 +116,9 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
     const stored = await gateway.runtime.storage.getBuffer(file.storage_key);
     expect(stored.equals(await gateway.runtime.storage.getBuffer(job.result.videos[0].storageKey))).to.equal(true);
     expect(Number(file.bytes)).to.equal(stored.length);
+    // The video counts in the workspace's storage once: as the chat's file, not also as the job's video.
+    const storageAfter = (await owner.json('GET', '/api/playground/storage')).body;
+    expect(storageAfter.playground_bytes - storageBefore.playground_bytes).to.equal(stored.length);
 
     const read = await owner.json('GET', `/api/playground/chats/${chat.id}`);
     const reply = read.body.messages[1];
