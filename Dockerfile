@@ -4,7 +4,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npx tsc -p tsconfig.json && node -e "require('./scripts/bootstrap.js').buildWeb()" && npm prune --omit=dev
+RUN npx tsc -p tsconfig.json && node -e "require('./scripts/bootstrap.js').buildWeb()" && node dist/worker/workflow-bundle.js && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 WORKDIR /app

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /*
  * Entry point of every npm script: makes a fresh clone runnable with no other step. It installs the
- * dependencies when they are missing or stale, compiles the TypeScript (incrementally) and builds the web
- * app when it changed, then runs the requested command from dist/. Plain JavaScript on purpose: it runs before anything is installed.
+ * dependencies when they are missing or stale, compiles the TypeScript (incrementally), builds the web
+ * app and the workflow bundle when they changed, then runs the requested command from dist/. Plain JavaScript on purpose: it runs before anything is installed.
  */
 'use strict';
 const { execSync } = require('node:child_process');
@@ -74,12 +74,22 @@ function buildWeb() {
   });
 }
 
+/**
+ * The workflow bundle the workers load (worker/workflow-bundle.ts), rebuilt only when a file it was built
+ * from changed. In a process of its own: webpack's memory never lands in the gateway's process.
+ */
+function buildWorkflowBundles() {
+  execSync(`"${process.execPath}" "${path.join(root, 'dist', 'worker', 'workflow-bundle.js')}"`, { cwd: root, stdio: 'inherit' });
+}
+
 /** Compiled files whose source was moved or deleted (tsc never removes them; stale tests would still run). */
 function removeStaleOutputs(dir) {
   if (!fs.existsSync(dir)) return;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) {
+      // Built from the compiled files, not from a source of the same name (buildWorkflowBundles).
+      if (full === path.join(root, 'dist', 'workflow-bundles')) continue;
       removeStaleOutputs(full);
       if (fs.readdirSync(full).length === 0) fs.rmdirSync(full);
       continue;
@@ -103,10 +113,11 @@ function main() {
   if (process.env.GATEWAY_SKIP_BUILD !== '1') {
     build();
     if (name === 'start' || name === 'test' || name === 'api') buildWeb();
+    if (name === 'start' || name === 'test' || name === 'worker' || name === 'bench') buildWorkflowBundles();
   }
   process.argv.splice(2, 1);
   require(path.join(root, target));
 }
 
 if (require.main === module) main();
-module.exports = { ensureDependencies, build, buildWeb };
+module.exports = { ensureDependencies, build, buildWeb, buildWorkflowBundles };

@@ -20,7 +20,7 @@ import { toActivityFailure } from '../../activities/failures';
 import type { StreamChatInput, StreamChatOutcome, StreamProgress } from '../../activities/stream-chat';
 import { GatewayError, UpstreamError, type UpstreamFailureKind } from '../../core/errors';
 import type { UsageRecord } from '../../domain/request-accounting';
-import { workflowBundle } from '../../worker/worker';
+import { workflowBundle } from '../../worker/workflow-bundle';
 import type { ModelRequestInput } from '../../workflows/request-steps';
 import type { ResultSinks } from '../../workflows/result-sinks';
 
