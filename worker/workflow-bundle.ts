@@ -71,8 +71,11 @@ async function bundle(flavour: BundleFlavour): Promise<{ code: string; inputs: s
       }],
     }),
   });
-  // The SDK's generated entry point lives in memory, not on disk: only real files are inputs.
-  return { code, inputs: inputs.filter((f) => path.isAbsolute(f) && fs.existsSync(f) && fs.statSync(f).isFile()) };
+  // The SDK's generated entry point lives in memory, not on disk: only real files are inputs. Sources and
+  // source maps only feed the bundle's source map, and an image that ships dist/ alone has none of them.
+  const isCode = (f: string) => /\.(c|m)?js$|\.json$/.test(f) && path.isAbsolute(f) && fs.existsSync(f) && fs.statSync(f).isFile();
+  // This file too: it holds the bundler's options.
+  return { code, inputs: [...inputs.filter(isCode), __filename] };
 }
 
 /** Writes the bundle of `flavour` and its manifest (the manifest last: a half-written build never matches). */
