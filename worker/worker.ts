@@ -56,6 +56,10 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     maxConcurrentWorkflowTaskExecutions: 200,
     maxConcurrentActivityTaskExecutions: 400,
     maxConcurrentLocalActivityExecutions: 400,
+    // Runs the server could not start eagerly (no free slot at that moment) wait on the normal queue: with the
+    // SDK's 0.2 only 2 of 10 pollers serve it, and at the in-flight bound those runs waited 3-5 s before their first
+    // task (the overload p99 tail; bench/README.md "Overload"). Request workflows need few sticky pollers.
+    nonStickyToStickyPollRatio: 1,
     // A stream's running usage reaches the server within a second (the SDK's default waits most of the heartbeat timeout).
     maxHeartbeatThrottleInterval: '1 second',
     shutdownGraceTime: '10 seconds',
