@@ -4,11 +4,13 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npx tsc -p tsconfig.json && node -e "require('./scripts/bootstrap.js').buildWeb()" && npm prune --omit=dev
+RUN npx tsc -p tsconfig.json && node -e "require('./scripts/bootstrap.js').buildWeb()" && node dist/worker/workflow-bundle.js && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
+# The gateway's process settings (GATEWAY_NODE_FLAGS and GATEWAY_ENV in scripts/bootstrap.js; bench/README.md "Memory").
+ENV NODE_OPTIONS="--max-old-space-size=512 --max-semi-space-size=8" MALLOC_ARENA_MAX=2
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/catalog ./catalog

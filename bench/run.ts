@@ -34,7 +34,7 @@ const VARIANT_NAMES = (args.get('variants') ?? 'default,metrics-off,tracing').sp
 
 function variantEnv(name: string, mockUrl: string): Record<string, string> {
   switch (name) {
-    case 'default': return {};
+    case 'default': case 'untuned': return {};
     case 'metrics-off': return { METRICS_ENABLED: 'false' };
     // Spans exported over OTLP/HTTP to the mock, which swallows them.
     case 'tracing': return { OTEL_EXPORTER_OTLP_ENDPOINT: mockUrl };
@@ -47,6 +47,10 @@ function variantEnv(name: string, mockUrl: string): Record<string, string> {
     default: throw new Error(`unknown variant ${name}`);
   }
 }
+
+/** The gateway's process settings (Node flags, allocator), as `npm start` runs it; `untuned` runs without them. */
+const { GATEWAY_NODE_FLAGS, GATEWAY_ENV } = require(path.join(repoRoot, 'scripts', 'bootstrap.js')) as { GATEWAY_NODE_FLAGS: string[]; GATEWAY_ENV: Record<string, string> };
+const tuned = (name: string) => name !== 'untuned';
 
 const PROFILE_DIR = args.has('profile') ? path.join(repoRoot, 'bench', 'profiles') : null;
 
@@ -176,6 +180,7 @@ async function main(): Promise<void> {
     results.variants = {};
     for (const name of VARIANT_NAMES) {
       const gateway = await startChild('bench/serve-gateway.js', {
+        ...(tuned(name) ? GATEWAY_ENV : {}),
         ...variantEnv(name, mock.info.url),
         PORT: '0', LOG_LEVEL: 'warn', TEMPORAL_TASK_QUEUE: `bench-${name}`,
         // One load generator on one address: the per-IP safety net is still checked, with room for the run.
@@ -183,7 +188,7 @@ async function main(): Promise<void> {
         DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress,
         S3_ENDPOINT: stack.s3.endpoint, S3_ACCESS_KEY_ID: stack.s3.accessKeyId, S3_SECRET_ACCESS_KEY: stack.s3.secretAccessKey, S3_BUCKET: stack.s3.bucket,
         OPENAI_BASE_URL: `${mock.info.url}/v1`, OPENAI_API_KEY: 'bench',
-      }, PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
+      }, [...(tuned(name) ? GATEWAY_NODE_FLAGS : []), ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [])]);
       try {
         const pid = gateway.child.pid!;
         const target = { url: `${gateway.info.url}/v1/chat/completions`, headers: { authorization: `Bearer ${gateway.info.key}` } };

@@ -209,6 +209,8 @@ export interface SettleOutcome {
   chargedMicro: number;
   /** Part of the charge no balance covered, now owed as the workspace's debt. */
   debtMicro: number;
+  /** The reservation was settled before: this call changed nothing (its first outcome is returned). */
+  repeated: boolean;
 }
 
 /**
@@ -221,7 +223,7 @@ export async function settle(db: Db, opts: { reservationId: string; chargeMicro:
   const { rows } = await db.raw('select gateway_settle(?, ?, ?, ?::jsonb) as r', [
     opts.reservationId, opts.chargeMicro, opts.model ?? null, opts.usage === undefined ? null : usageRecordJson(opts.usage),
   ]);
-  return { chargedMicro: Number(rows[0].r.chargedMicro), debtMicro: Number(rows[0].r.debtMicro) };
+  return { chargedMicro: Number(rows[0].r.chargedMicro), debtMicro: Number(rows[0].r.debtMicro), repeated: rows[0].r.repeated === true };
 }
 
 /**

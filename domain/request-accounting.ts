@@ -9,9 +9,50 @@ import { usageRecordJson, type UsageRecord } from './usage-record';
 
 export type { RequestStatus, UsageRecord } from './usage-record';
 
-/** Charges `chargeMicro` against the reservation and records the usage, in one transaction. Idempotent. */
+/**
+ * Charges `chargeMicro` against the reservation and records the usage, in one transaction. Idempotent.
+ * Every settlement passes here (plain requests, streams, image streams, video jobs): the first one of a
+ * reservation is announced to the settlement listeners once it is committed.
+ */
 export async function settleRequest(db: Knex, opts: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<SettleOutcome> {
-  return settle(db, { reservationId: opts.reservationId, chargeMicro: opts.chargeMicro, model: opts.usage.modelUsed ?? undefined, usage: opts.usage });
+  const outcome = await settle(db, { reservationId: opts.reservationId, chargeMicro: opts.chargeMicro, model: opts.usage.modelUsed ?? undefined, usage: opts.usage });
+  if (!outcome.repeated) {
+    const settled: Settlement = { endpoint: opts.usage.endpoint, model: opts.usage.modelUsed, chargedMicro: outcome.chargedMicro };
+    // Inside a caller's transaction the charge exists only once that commits (a rollback is retried, and counts then).
+    if (db.isTransaction) (db as Knex.Transaction).executionPromise.then(() => announce(settled), () => undefined);
+    else announce(settled);
+  }
+  return outcome;
+}
+
+/** A charge that was just settled (what operators' metrics count). */
+export interface Settlement {
+  endpoint: string;
+  model: string | null;
+  chargedMicro: number;
+}
+
+type SettlementListener = (settled: Settlement) => void;
+/**
+ * Per process, not per database handle: a process runs one gateway (tests that run several in one process
+ * see each other's settlements).
+ */
+const listeners = new Set<SettlementListener>();
+
+/** Calls `listener` after every first settlement of a reservation in this process; returns the unsubscribe. */
+export function onSettlement(listener: SettlementListener): () => void {
+  listeners.add(listener);
+  return () => { listeners.delete(listener); };
+}
+
+function announce(settled: Settlement): void {
+  for (const listener of listeners) {
+    try {
+      listener(settled);
+    } catch {
+      // A listener's failure never fails a settlement that is already committed.
+    }
+  }
 }
 
 /** Gives a failed request's hold back (if it had one) and records the failure, in one transaction. */

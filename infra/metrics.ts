@@ -15,8 +15,6 @@ export interface RequestObservation {
   method: string;
   status: number;
   seconds: number;
-  /** The x-credits-used the API answered with (absent on errors and streams). */
-  creditsUsed?: number;
   /** The x-fallback-depth the API answered with (absent when the first model served). */
   fallbackDepth?: number;
 }
@@ -44,8 +42,8 @@ export class GatewayMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
   });
   private readonly credits = new Counter({
-    name: 'gateway_credits_charged_total', help: 'Credits charged on answered requests (their x-credits-used), by route.',
-    labelNames: ['endpoint'] as const, registers: [this.registry],
+    name: 'gateway_credits_charged_total', help: 'Credits charged, counted once per settled request (plain, streamed, image streams, video jobs) in the process that settled it, by endpoint and model.',
+    labelNames: ['endpoint', 'model'] as const, registers: [this.registry],
   });
   private readonly fallbacks = new Counter({
     name: 'gateway_fallback_responses_total', help: 'Requests served by a fallback model, by route and depth in the chain.',
@@ -70,8 +68,12 @@ export class GatewayMetrics {
   observeRequest(o: RequestObservation): void {
     this.requests.inc({ endpoint: o.endpoint, method: o.method, status: String(o.status) });
     this.latency.observe({ endpoint: o.endpoint }, o.seconds);
-    if (o.creditsUsed && o.creditsUsed > 0) this.credits.inc({ endpoint: o.endpoint }, o.creditsUsed);
     if (o.fallbackDepth && o.fallbackDepth > 0) this.fallbacks.inc({ endpoint: o.endpoint, depth: String(o.fallbackDepth) });
+  }
+
+  /** A settled charge (domain/request-accounting.ts announces each reservation's first settlement once). */
+  observeCharge(o: { endpoint: string; model: string | null; credits: number }): void {
+    if (o.credits > 0) this.credits.inc({ endpoint: o.endpoint, model: o.model ?? 'unknown' }, o.credits);
   }
 
   /**

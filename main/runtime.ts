@@ -10,6 +10,8 @@ import { startHttpServer, type HttpServerHandle } from '../api/http/server';
 import type { GatewayConfig } from '../config/env';
 import { createDb, type Db } from '../db/connection';
 import { prepareDatabase } from '../domain/database-setup';
+import { onSettlement } from '../domain/request-accounting';
+import { microToCredits } from '../core/money';
 import { ModelCatalog } from '../domain/model-catalog';
 import type { ProviderRegistry } from '../providers/registry';
 import { providersFromEnv } from './providers';
@@ -72,6 +74,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     metrics: opts.config.metricsEnabled, metricsAddress: opts.config.temporalMetricsAddress, tracing: Boolean(tracing),
   });
   const metrics = opts.config.metricsEnabled ? new GatewayMetrics(temporal.metricsUrl) : null;
+  // Charges are counted where they settle (the worker's ledger calls, a stream's own settlement in the API's stream worker).
+  const unobserveCharges = metrics ? onSettlement((s) => metrics.observeCharge({ endpoint: s.endpoint, model: s.model, credits: microToCredits(s.chargedMicro) })) : null;
   await ensureSearchAttributes(temporal, log);
   const catalog = new ModelCatalog(db);
   await catalog.reload();
@@ -161,6 +165,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         await temporal.connection.close().catch(() => undefined);
         await tracing?.stop();
         await closeCounters();
+        unobserveCharges?.();
         await db.destroy();
       })();
       return stopping;

@@ -1,37 +1,19 @@
 /**
- * Builds the gateway's worker on a shared NativeConnection. The workflow bundle is built once per process
- * (bundling takes seconds) and reused by every worker the process creates.
+ * Builds the gateway's worker on a shared NativeConnection. The workflow bundle is prebuilt at build time
+ * or, failing that, built once per process and reused by every worker the process creates
+ * (worker/workflow-bundle.ts).
  */
-import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import {
   makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
-import path from 'node:path';
-import { FAILURE_CONVERTER_PATH } from '../infra/payload-codec';
 import type { Tracing } from '../infra/tracing';
 import type { ActivityDeps } from '../activities';
 import { createActivities, createStreamActivities } from '../activities';
 import type { StreamRegistry } from '../activities/stream-registry';
 import type { ResultBroker } from './result-broker';
-
-const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
-
-/** The workflow bundle, with Temporal's OpenTelemetry workflow interceptors when `tracing` (one build each). */
-export function workflowBundle(tracing = false): Promise<WorkflowBundleWithSourceMap> {
-  let bundle = bundles.get(tracing);
-  if (!bundle) {
-    bundle = bundleWorkflowCode({
-      workflowsPath: require.resolve(path.join(__dirname, '..', 'workflows')),
-      // Workflow code writes its failures with the same converter as the worker (see infra/failure-converter.ts).
-      failureConverterPath: FAILURE_CONVERTER_PATH,
-      workflowInterceptorModules: tracing ? [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')] : [],
-      logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m) => console.warn(m), error: (m) => console.error(m) },
-    });
-    bundles.set(tracing, bundle);
-  }
-  return bundle;
-}
+import { workflowBundle } from './workflow-bundle';
 
 /** Activity spans (joined to the workflow's) and the sink that exports workflow spans, when tracing is on. */
 function tracingOptions(tracing: Tracing | null | undefined): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
@@ -65,7 +47,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     namespace: opts.namespace,
     dataConverter: opts.dataConverter,
     taskQueue: opts.taskQueue,
-    workflowBundle: await workflowBundle(Boolean(opts.tracing)),
+    workflowBundle: await workflowBundle(opts.tracing ? 'tracing' : 'default'),
     activities: { ...createActivities(opts.deps), ...createStreamActivities({ ...opts.deps, streams: opts.streams }) },
     interceptors: traced.interceptors,
     sinks: { ...opts.results?.sinks(), ...traced.sinks },
@@ -74,6 +56,10 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     maxConcurrentWorkflowTaskExecutions: 200,
     maxConcurrentActivityTaskExecutions: 400,
     maxConcurrentLocalActivityExecutions: 400,
+    // Runs the server could not start eagerly (no free slot at that moment) wait on the normal queue: with the
+    // SDK's 0.2 only 2 of 10 pollers serve it, and at the in-flight bound those runs waited 3-5 s before their first
+    // task (the overload p99 tail; bench/README.md "Overload"). Request workflows need few sticky pollers.
+    nonStickyToStickyPollRatio: 1,
     // A stream's running usage reaches the server within a second (the SDK's default waits most of the heartbeat timeout).
     maxHeartbeatThrottleInterval: '1 second',
     shutdownGraceTime: '10 seconds',

@@ -1,8 +1,9 @@
 /**
  * Operators' metrics: a middleware that records every answered request (route, status, latency, the
- * credits and fallback depth the response reports) and `GET /metrics` in Prometheus text format. The route
- * exists only while metrics are enabled (METRICS_ENABLED, default on) and, when OPERATOR_TOKEN is set,
- * answers only `Authorization: Bearer <OPERATOR_TOKEN>`.
+ * fallback depth the response reports) and `GET /metrics` in Prometheus text format. Credits are counted
+ * where they are settled, not here (main/runtime.ts), so streams and video jobs count too. The route exists
+ * only while metrics are enabled (METRICS_ENABLED, default on) and, when OPERATOR_TOKEN is set, answers only
+ * `Authorization: Bearer <OPERATOR_TOKEN>`.
  */
 import type Koa from 'koa';
 import Router from '@koa/router';
@@ -30,7 +31,6 @@ export function metricsMiddleware(metrics: GatewayMetrics | null | undefined): K
         method: ctx.method,
         status: ctx.respond === false ? ctx.res.statusCode : ctx.status,
         seconds: (performance.now() - started) / 1000,
-        creditsUsed: header('x-credits-used') || undefined,
         fallbackDepth: header('x-fallback-depth') || undefined,
       });
     }

@@ -35,11 +35,26 @@ describe('GET /metrics', function () {
     expect(sampleValue(after, 'gateway_http_requests_total', labels) - sampleValue(before, 'gateway_http_requests_total', labels)).to.equal(1);
     const count = (text: string) => sampleValue(text, 'gateway_http_request_duration_seconds_count', { endpoint: '/v1/chat/completions' });
     expect(count(after) - count(before)).to.equal(1);
-    const credits = (text: string) => sampleValue(text, 'gateway_credits_charged_total', { endpoint: '/v1/chat/completions' });
+    const credits = (text: string) => sampleValue(text, 'gateway_credits_charged_total', { endpoint: 'chat.completions', model: 'sim-chat' });
     expect(credits(after) - credits(before)).to.be.closeTo(Number(response.headers.get('x-credits-used')), 1e-9);
     expect(Number(response.headers.get('x-credits-used'))).to.be.greaterThan(0);
     expect(sampleValue(after, 'gateway_in_flight_requests')).to.equal(0);
     expect(sampleValue(after, 'process_resident_memory_bytes')).to.be.greaterThan(0);
+  });
+
+  it("counts a streamed request's charge once: the stream's own settlement, not the workflow's repeat of it", async () => {
+    const credits = (text: string) => sampleValue(text, 'gateway_credits_charged_total', { endpoint: 'chat.completions', model: 'sim-chat' });
+    const before = await scrape();
+    const res = await tenant.fetch('/v1/chat/completions', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'Hello' }], stream: true, stream_options: { include_usage: true } }),
+    });
+    const text = await res.text();
+    const reported = text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6))).find((c) => c.usage)!.usage;
+    expect(reported.credits_used).to.be.greaterThan(0);
+    // The workflow settles again after the stream ended (finding it settled): wait for it before reading.
+    await gateway.runtime.temporal.client.workflow.getHandle(`req-${res.headers.get('x-request-id')}`).result();
+    expect(credits(await scrape()) - credits(before)).to.be.closeTo(reported.credits_used, 1e-9);
   });
 
   it('counts a fallback and the upstream failures that caused it, by provider and model', async () => {

@@ -63,7 +63,7 @@ describe('credit ledger', function () {
     await reserve(db, { reservationId: id, workspaceId: ws, amountMicro: 500_000 });
     const usage = { requestId: id, workspaceId: ws, apiKeyId: null, endpoint: 'chat.completions', modelRequested: 'sim-chat', modelUsed: 'sim-chat', fallbackDepth: 0, status: 'succeeded' as const, inputTokens: 10, outputTokens: 900 };
     const settled = await settle(db, { reservationId: id, chargeMicro: 3_000_000, usage });
-    expect(settled).to.deep.equal({ chargedMicro: 3_000_000, debtMicro: 2_000_000 });
+    expect(settled).to.deep.equal({ chargedMicro: 3_000_000, debtMicro: 2_000_000, repeated: false });
     expect(await getBalance(db, ws)).to.deep.equal({ totalMicro: -2_000_000, planMicro: 0, topupMicro: 0, debtMicro: 2_000_000 });
     const record = await db('usage_records').where({ request_id: id }).first();
     expect([record.credits_micro, record.debt_micro]).to.deep.equal([3_000_000, 2_000_000]);

@@ -21,7 +21,7 @@ import { denialOf, serveHop, type HoldAnswer, type HoldInput, type HopDenied } f
 import type { StreamChatInput, StreamChatOutcome, StreamProgress } from '../../activities/stream-chat';
 import { GatewayError, UpstreamError, type UpstreamFailureKind } from '../../core/errors';
 import type { UsageRecord } from '../../domain/request-accounting';
-import { workflowBundle } from '../../worker/worker';
+import { workflowBundle } from '../../worker/workflow-bundle';
 import type { ModelRequestInput } from '../../workflows/request-steps';
 import type { ResultSinks } from '../../workflows/result-sinks';
 
