@@ -17,7 +17,7 @@ import type { VideoPollOutcome } from '../activities/videos';
 import type { UsageRecord } from '../domain/request-accounting';
 import type { VideoJobError, VideoJobSpec } from '../domain/video-jobs';
 import { findGatewayError, mayFallBack } from '../activities/failures';
-import { InternalError } from '../core/errors';
+import { InternalError, ServiceUnavailableError } from '../core/errors';
 
 /**
  * Database steps: quick and idempotent, so retried until they succeed (a refused reservation is not
@@ -200,17 +200,17 @@ async function throughOwnFailures<T>(step: () => Promise<T>): Promise<T> {
 }
 
 /**
- * A failure of ours rather than the provider's or the caller's: an untyped or internal error (storage,
- * database), or an activity that timed out without a gateway error (its worker died).
+ * A failure of ours rather than the provider's or the caller's: an untyped or internal error, an outage of
+ * one of our stores (storage, database), or an activity that timed out without a gateway error (its worker died).
  */
 function isOwnFailure(err: unknown): boolean {
   const error = findGatewayError(err);
-  return error === null || error instanceof InternalError;
+  return error === null || error instanceof InternalError || error instanceof ServiceUnavailableError;
 }
 
 /** The job's error as the client sees it: the provider's own message, never our internals (hosts, addresses). */
 function errorOf(err: unknown, fallbackCode: string): VideoJobError {
   const error = findGatewayError(err);
-  if (error && !(error instanceof InternalError)) return { code: error.code ?? fallbackCode, message: error.message };
+  if (error && !isOwnFailure(err)) return { code: error.code ?? fallbackCode, message: error.message };
   return { code: 'internal_error', message: 'The gateway could not complete the job; nothing was charged for it.' };
 }
