@@ -62,3 +62,12 @@ export const when = (seconds: number | null) => (seconds ? new Date(seconds * 10
 export const day = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
 export const credits = (n: number) => n.toLocaleString(undefined, { maximumFractionDigits: 6 });
 export const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : n < 1024 ** 3 ? `${(n / 1024 ** 2).toFixed(1)} MB` : `${(n / 1024 ** 3).toFixed(2)} GB`);
+
+/** The mark of a pinned chat or project: a drawn pin (an emoji needs a font the machine may lack). */
+export function PinnedMark() {
+  return (
+    <svg role="img" aria-label="pinned" className="pinned-mark" width="12" height="12" viewBox="0 0 16 16">
+      <path fill="currentColor" d="M10.5 1.5 14.5 5.5 12.8 6.2 10.4 8.6 10.9 12.1 9.8 13.2 6.9 10.3 3.2 14 2 14 2 12.8 5.7 9.1 2.8 6.2 3.9 5.1 7.4 5.6 9.8 3.2Z" />
+    </svg>
+  );
+}

@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { playground } from '../../playground-api';
 import { Link, navigate } from '../../router';
 import { useCan } from '../../session';
-import { ErrorNote } from '../../ui';
+import { ErrorNote, PinnedMark } from '../../ui';
 import { ProjectList } from './ProjectList';
 
 export function ChatList({ activeId }: { activeId: string | null }) {
@@ -32,7 +32,7 @@ export function ChatList({ activeId }: { activeId: string | null }) {
         {chats.data?.data.map((c) => (
           <li key={c.id}>
             <Link to={`/playground/${c.id}`} aria-current={c.id === activeId ? 'page' : undefined}>
-              {c.bookmarked && <span aria-label="pinned">📌 </span>}{c.title}
+              {c.bookmarked && <><PinnedMark />{' '}</>}{c.title}
               {c.access !== 'owner' && <span className="badge">shared</span>}
             </Link>
           </li>

@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { playground } from '../../playground-api';
 import { Link, navigate, useLocation } from '../../router';
 import { useCan } from '../../session';
-import { ErrorNote } from '../../ui';
+import { ErrorNote, PinnedMark } from '../../ui';
 
 export function ProjectList() {
   const { path } = useLocation();
@@ -34,7 +34,7 @@ export function ProjectList() {
         {projects.data?.data.map((p) => (
           <li key={p.id}>
             <Link to={`/playground/projects/${p.id}`} aria-current={path === `/playground/projects/${p.id}` ? 'page' : undefined}>
-              {p.pinned && <span aria-label="pinned">📌 </span>}{p.name}
+              {p.pinned && <><PinnedMark />{' '}</>}{p.name}
             </Link>
           </li>
         ))}

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { playground } from '../../playground-api';
 import { Link, navigate } from '../../router';
 import { useCan } from '../../session';
-import { ErrorNote, Loading } from '../../ui';
+import { ErrorNote, Loading, PinnedMark } from '../../ui';
 import { ProjectSettings } from './ProjectSettings';
 import { ProjectFiles } from './ProjectFiles';
 
@@ -22,7 +22,7 @@ export function ProjectView({ projectId }: { projectId: string }) {
   return (
     <section className="project" aria-labelledby="project-name">
       <header className="chat-head">
-        <h1 id="project-name">{p.pinned && <span aria-label="pinned">📌 </span>}{p.name}</h1>
+        <h1 id="project-name">{p.pinned && <><PinnedMark />{' '}</>}{p.name}</h1>
         {p.owned && can('playground.use') && <button type="button" onClick={() => newChat.mutate()} disabled={newChat.isPending}>New chat in project</button>}
       </header>
       <ErrorNote error={newChat.error} />
