@@ -44,6 +44,8 @@ function variantEnv(name: string, mockUrl: string): Record<string, string> {
     case 'baseline': return { GATEWAY_ACTIVITY_MODE: 'remote', GATEWAY_EAGER_START: 'false', GATEWAY_INPROCESS_RESULTS: 'false' };
     // Window counters (per-IP net, per-key rpm) in the machine's Redis, under a prefix of this run (the keys expire by themselves).
     case 'redis-counters': return { REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `bench-${process.pid}-${Date.now()}:` };
+    // A task queue of its own: the worker runs a second Worker (and workflow thread) for scheduled work.
+    case 'own-queue': return { TEMPORAL_TASK_QUEUE: `bench-own-queue-${process.pid}` };
     default: throw new Error(`unknown variant ${name}`);
   }
 }
@@ -182,7 +184,8 @@ async function main(): Promise<void> {
       const gateway = await startChild('bench/serve-gateway.js', {
         ...(tuned(name) ? GATEWAY_ENV : {}),
         ...variantEnv(name, mock.info.url),
-        PORT: '0', LOG_LEVEL: 'warn', TEMPORAL_TASK_QUEUE: `bench-${name}`,
+        // The default task queue, as `npm start` uses it (its worker also serves scheduled work: one Worker).
+        PORT: '0', LOG_LEVEL: 'warn',
         // One load generator on one address: the per-IP safety net is still checked, with room for the run.
         IP_RATE_LIMIT: '1000000000',
         DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress,

@@ -5,6 +5,7 @@
 import Ajv from 'ajv';
 import { randomBytes } from 'node:crypto';
 import { repoRoot as defaultRepoRoot } from '../core/paths';
+import { DEFAULT_TASK_QUEUE } from '../workflows/contracts';
 
 /** One payload encryption key: its id travels in each encrypted payload's metadata. */
 export interface CodecKey {
@@ -191,7 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     temporalAddress: present.TEMPORAL_ADDRESS,
     temporalNamespace: present.TEMPORAL_NAMESPACE ?? 'default',
     temporalUiUrl: present.TEMPORAL_UI_URL,
-    temporalTaskQueue: present.TEMPORAL_TASK_QUEUE ?? 'gateway',
+    temporalTaskQueue: present.TEMPORAL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     s3: present.S3_ENDPOINT
       ? {
           endpoint: present.S3_ENDPOINT,

@@ -44,7 +44,9 @@ export interface SpendChanged {
 /**
  * The task queue of scheduled work (monthly grants, the hold sweeper): one fixed name, polled by every
  * worker process whatever its own TEMPORAL_TASK_QUEUE, so starting a worker elsewhere never re-points a
- * schedule.
+ * schedule. It is the default TEMPORAL_TASK_QUEUE, so a worker on the default queue serves both with one
+ * Worker (one workflow thread: ~55 MiB less per process); a worker of another queue runs a second one for it.
  */
-export const SCHEDULED_TASK_QUEUE = 'gateway-scheduled';
+export const DEFAULT_TASK_QUEUE = 'gateway';
+export const SCHEDULED_TASK_QUEUE = DEFAULT_TASK_QUEUE;
 export const HOLD_SWEEPER_SCHEDULE_ID = 'hold-sweeper';
