@@ -29,7 +29,8 @@ describe('web app: Playground projects in Chromium', function () {
     const png = await sharp({ create: { width: 12, height: 10, channels: 3, background: '#c33' } }).png().toBuffer();
     await projects.addFile('red.png', 'image/png', png);
     await projects.pin();
-    await projects.sidebar().getByRole('link', { name: /Launch notes/ }).filter({ hasText: '📌' }).waitFor();
+    const project = projects.sidebar().getByRole('link', { name: /Launch notes/ });
+    await project.filter({ has: project.page().getByRole('img', { name: 'pinned' }) }).waitFor();
 
     const chatId = await projects.newChat();
     await page.getByRole('group').filter({ hasText: 'In project Launch notes' }).waitFor();
