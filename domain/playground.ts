@@ -145,6 +145,14 @@ export async function finishMessage(db: Knex, id: string, done: { status: Messag
   });
 }
 
+/**
+ * Stores a streaming reply's text so far (while it is still running), so that the text outlives the API
+ * process holding the stream: a message found running after that process died keeps what it had.
+ */
+export async function saveReplySoFar(db: Knex, id: string, content: string): Promise<void> {
+  await db('playground_messages').where({ id, status: 'running' }).update({ content });
+}
+
 /** Drops the messages from `messageId` on (edit-and-resend and regenerate continue from there). */
 export async function truncateFrom(db: Knex, chatId: string, messageId: string): Promise<void> {
   const at = await db('playground_messages').where({ chat_id: chatId, id: messageId }).first('position');

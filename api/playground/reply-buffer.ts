@@ -3,7 +3,8 @@
  * chat-completion chunks here (it takes the place of the HTTP response in the stream registry), so the run
  * goes on whatever the tab does. The text so far is kept, and any number of pages (a refreshed one, a
  * second tab) attach to it and get it from the start. Destroying the buffer is "stop": the activity sees
- * its client gone and settles what was generated.
+ * its client gone and settles what was generated. The text so far is also handed to `persist` at most once
+ * every `persistEveryMs` while it grows, so it outlives this process (the message row keeps it).
  */
 import { Writable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
@@ -16,8 +17,9 @@ export class ReplyBuffer extends Writable {
   private pending = '';
   private finished = false;
   private readonly watchers = new Set<Listener>();
+  private persistTimer: NodeJS.Timeout | null = null;
 
-  constructor() {
+  constructor(private readonly persist?: (text: string) => Promise<void>, private readonly persistEveryMs = 1_000) {
     super();
     // After a stop, the stream activity's last write or end meets a destroyed stream: nothing to report.
     this.on('error', () => undefined);
@@ -53,6 +55,7 @@ export class ReplyBuffer extends Writable {
       if (typeof delta === 'string' && delta) {
         this.text += delta;
         for (const l of this.watchers) l({ delta });
+        this.schedulePersist();
       }
     } catch {
       // not a chunk of ours: nothing to show
@@ -70,8 +73,20 @@ export class ReplyBuffer extends Writable {
     return () => this.watchers.delete(listener);
   }
 
+  private schedulePersist(): void {
+    if (!this.persist || this.persistTimer || this.finished) return;
+    this.persistTimer = setTimeout(() => {
+      this.persistTimer = null;
+      // A failed save is retried with the next delta; the run's own outcome writes the final text anyway.
+      void this.persist?.(this.text).catch(() => undefined);
+    }, this.persistEveryMs);
+    this.persistTimer.unref();
+  }
+
   /** The run settled: attached pages are told, and read the stored message from now on. */
   settle(): void {
+    if (this.persistTimer) clearTimeout(this.persistTimer);
+    this.persistTimer = null;
     this.finished = true;
     for (const l of this.watchers) l({ done: true });
     this.watchers.clear();

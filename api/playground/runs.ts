@@ -15,7 +15,7 @@ import { requestWorkflowId } from '../../workflows/contracts';
 import type { Endpoint, EndpointResponse } from '../../endpoints/types';
 import { loadPayload } from '../../activities/request-io';
 import { resultKey } from '../../endpoints/media';
-import { addFile, finishMessage, type Message, type PlaygroundFile } from '../../domain/playground';
+import { addFile, finishMessage, saveReplySoFar, type Message, type PlaygroundFile } from '../../domain/playground';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { requestInput, startRequestWorkflow } from '../requests/start';
 import { ReplyBuffer } from './reply-buffer';
@@ -46,7 +46,7 @@ export class PlaygroundRuns {
       streamTaskQueue: this.deps.streaming.taskQueue,
       localWorker: this.deps.streaming.localWorker && this.deps.config.eagerStart,
     };
-    const reply = new ReplyBuffer();
+    const reply = new ReplyBuffer((text) => saveReplySoFar(this.deps.db, message.id, text));
     this.replies.set(message.id, reply);
     this.deps.streaming.registry.open(requestId, reply.asResponse(), () => undefined);
     let handle: WorkflowHandle<typeof chatStreamWorkflow>;
@@ -145,7 +145,8 @@ export class PlaygroundRuns {
       if (m.status !== 'running' || !m.requestId || m.kind === 'video' || this.replies.has(m.id) || Date.now() / 1000 - m.createdAt < 10) continue;
       const description = await this.deps.temporal.client.workflow.getHandle(requestWorkflowId(m.requestId)).describe().catch(() => null);
       if (description && description.status.name === 'RUNNING') continue;
-      await finishMessage(db, m.id, { status: 'failed', error: 'The reply was lost with the server process that held it; its charge is on the receipt.' });
+      // The text saved while it streamed stays (finishMessage leaves the content as it is).
+      await finishMessage(db, m.id, { status: 'failed', error: 'The server process holding this reply stopped: the text written until then is kept, and its charge is on the receipt.' });
       changed = true;
     }
     return changed;
