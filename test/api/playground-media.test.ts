@@ -156,12 +156,7 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
     expect((await owner.json('GET', `/api/playground/chats/${chat.id}`)).body.messages).to.have.length(0);
   });
   it('transcribes an uploaded audio file of the chat, and generates music as audio files, each with its receipt', async () => {
-    const key = await owner.json('POST', '/v1/organization/api_keys', { name: 'tts', preset: 'custom' });
-    const spoken = await fetch(`${gateway.url}/v1/audio/speech`, {
-      method: 'POST', headers: { authorization: `Bearer ${key.body.value}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sim-tts', voice: 'alloy', input: 'durable runs keep going', response_format: 'wav' }),
-    });
-    const wav = Buffer.from(await spoken.arrayBuffer());
+    const wav = await spokenAudio('durable runs keep going', 'wav');
     const chat = await newChat(owner, { model: 'sim-transcribe' });
     const file = await owner.json('POST', `/api/playground/chats/${chat.id}/files`, { filename: 'note.wav', content_type: 'audio/wav', data: wav.toString('base64') });
     expect(file.status).to.equal(201);
@@ -191,12 +186,7 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
   });
 
   it('transcribes an Ogg Opus recording uploaded as the page uploads one (recording.ogg, audio/ogg)', async () => {
-    const key = await owner.json('POST', '/v1/organization/api_keys', { name: 'opus', preset: 'custom' });
-    const spoken = await fetch(`${gateway.url}/v1/audio/speech`, {
-      method: 'POST', headers: { authorization: `Bearer ${key.body.value}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sim-tts', voice: 'alloy', input: 'recorded in the browser', response_format: 'opus' }),
-    });
-    const ogg = Buffer.from(await spoken.arrayBuffer());
+    const ogg = await spokenAudio('recorded in the browser', 'opus');
     expect(ogg.subarray(0, 4).toString('latin1')).to.equal('OggS');
     const chat = await newChat(owner, { model: 'sim-transcribe' });
     const file = await owner.json('POST', `/api/playground/chats/${chat.id}/files`, { filename: 'recording.ogg', content_type: 'audio/ogg', data: ogg.toString('base64') });
@@ -240,4 +230,14 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
     expect(requests(ownerId, 'playground')).to.equal(ownersPlayground.length);
     expect(requests(ownerId, 'api')).to.equal(ownersApi.length);
   });
+
+  /** Speech made through the API with a key of the owner's (a real audio file for the Playground to transcribe). */
+  async function spokenAudio(input: string, format: 'wav' | 'opus'): Promise<Buffer> {
+    const key = await owner.json('POST', '/v1/organization/api_keys', { name: `speech-${format}`, preset: 'custom' });
+    const spoken = await fetch(`${gateway.url}/v1/audio/speech`, {
+      method: 'POST', headers: { authorization: `Bearer ${key.body.value}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-tts', voice: 'alloy', input, response_format: format }),
+    });
+    return Buffer.from(await spoken.arrayBuffer());
+  }
 });
