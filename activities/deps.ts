@@ -4,6 +4,7 @@ import type { ModelCatalog } from '../domain/model-catalog';
 import type { ObjectStorage } from '../infra/storage';
 import type { ProviderRegistry } from '../providers/registry';
 import type { ActivityObserver } from './failure-policy';
+import type { ResultBroker } from './result-broker';
 
 export interface ActivityDeps {
   db: Knex;
@@ -24,4 +25,6 @@ export interface ActivityDeps {
   watcherTaskQueue?: string;
   /** Sees every activity failure (the process's metrics). */
   observer?: ActivityObserver;
+  /** An API in this process waiting for its requests' answers (eager start puts their runs here). */
+  results?: ResultBroker;
 }

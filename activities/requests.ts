@@ -41,6 +41,15 @@ export interface CallResult extends Omit<CallOutcome, 'response'> {
   response: PayloadRef<CallOutcome['response']>;
 }
 
+/** What the caller of a plain request gets: the answer, and what its headers say (model, fallback, charge). */
+export interface RequestAnswer {
+  response: CallResult['response'];
+  modelUsed: string;
+  fallbackFrom: string | null;
+  fallbackDepth: number;
+  creditsUsedMicro: number;
+}
+
 /**
  * One hop's hold: can this model serve the request (it exists, serves this endpoint, the key may use it,
  * it takes these parameters), what does it cost at most here, and hold that. A model unfit for the request,
@@ -108,11 +117,34 @@ export function hopSteps(deps: ActivityDeps, input: ServeHopInput, call: () => P
   };
 }
 
+/**
+ * A hop that served and settled is its request's answer: the walk along the chain ends there, with this
+ * model, this fallback depth and this charge. Null for a hop that did not serve, or could not settle (the
+ * run settles and answers then).
+ */
+export function answerOfHop(input: ServeHopInput, outcome: ServeHopResult): RequestAnswer | null {
+  if ('denied' in outcome || outcome.settledMicro === null) return null;
+  const { modelRequested, fallbackDepth } = input.settlement.usage;
+  return { response: outcome.response, modelUsed: input.model, fallbackFrom: fallbackDepth > 0 ? modelRequested : null, fallbackDepth, creditsUsedMicro: outcome.settledMicro };
+}
+
+/**
+ * Hands a hop's answer to an API waiting in this process at once, instead of after the workflow task
+ * completes: the money is recorded, and the answer is the one the run returns.
+ */
+function handOverAnswer(deps: ActivityDeps, input: ServeHopInput, outcome: ServeHopResult): void {
+  const workflowId = activityInfo().workflowExecution?.workflowId;
+  const answer = answerOfHop(input, outcome);
+  if (deps.results && workflowId && answer) deps.results.deliver(workflowId, answer);
+}
+
 export function createRequestActivities(deps: ActivityDeps) {
   return {
     /** One hop: hold, call, settle (activities/hop.ts). Its marker in the history shows the model, the outcome and the charge. */
     async serveHop(input: ServeHopInput): Promise<ServeHopResult> {
-      return serveHop(input, hopSteps(deps, input));
+      const outcome = await serveHop(input, hopSteps(deps, input));
+      handOverAnswer(deps, input, outcome);
+      return outcome;
     },
 
     /** A hold on its own (video jobs price their hops themselves). */

@@ -16,7 +16,7 @@ import { ModelCatalog } from '../domain/model-catalog';
 import type { ProviderRegistry } from '../providers/registry';
 import { providersFromEnv } from './providers';
 import { createGatewayWorker, createStreamWorker } from '../worker/worker';
-import { ResultBroker } from '../worker/result-broker';
+import { ResultBroker } from '../activities/result-broker';
 import { StreamRegistry } from '../activities/stream-registry';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -88,7 +88,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let worker: Worker | null = null;
   const running: Array<{ worker: Worker; run: Promise<void> }> = [];
   if (opts.worker) {
-    const deps = { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, observer: metrics?.activityObserver, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } };
+    const deps = { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, observer: metrics?.activityObserver, results, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } };
     worker = await createGatewayWorker({
       connection: temporal.connection,
       namespace: temporal.namespace,

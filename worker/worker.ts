@@ -12,7 +12,8 @@ import type { Tracing } from '../infra/tracing';
 import type { ActivityDeps } from '../activities';
 import { createActivities, createStreamActivities } from '../activities';
 import type { StreamRegistry } from '../activities/stream-registry';
-import type { ResultBroker } from './result-broker';
+import type { ResultBroker } from '../activities/result-broker';
+import { resultSinks } from './result-sinks';
 import { workflowBundle } from './workflow-bundle';
 
 /** Activity spans (joined to the workflow's) and the sink that exports workflow spans, when tracing is on. */
@@ -33,7 +34,7 @@ export interface GatewayWorkerOptions {
   dataConverter: DataConverter;
   taskQueue: string;
   deps: ActivityDeps;
-  /** Hands request outcomes to an API in this process (see worker/result-broker.ts). */
+  /** Hands request outcomes to an API in this process (see activities/result-broker.ts). */
   results?: ResultBroker;
   /** Streams held by an API in this process (empty in a worker-only process). */
   streams: StreamRegistry;
@@ -50,7 +51,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     workflowBundle: await workflowBundle(opts.tracing ? 'tracing' : 'default'),
     activities: { ...createActivities(opts.deps), ...createStreamActivities({ ...opts.deps, streams: opts.streams }) },
     interceptors: traced.interceptors,
-    sinks: { ...opts.results?.sinks(), ...traced.sinks },
+    sinks: { ...(opts.results ? resultSinks(opts.results) : {}), ...traced.sinks },
     // Short request workflows: keep many cached so sticky execution avoids history replays.
     maxCachedWorkflows: 2000,
     maxConcurrentWorkflowTaskExecutions: 200,

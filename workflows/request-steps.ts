@@ -8,7 +8,7 @@ import { findGatewayError, mayFallBack } from '../activities/failures';
 import type { GatewayActivities } from '../activities';
 import type { Endpoint } from '../endpoints/types';
 import type { PayloadRef } from '../activities/request-io';
-import type { CallResult, ServeHopResult } from '../activities/requests';
+import type { CallResult, RequestAnswer, ServeHopResult } from '../activities/requests';
 import type { HopDenied, HopHold, HopSettlement } from '../activities/hop';
 import type { SimulationDirective } from '../providers/types';
 
@@ -135,8 +135,8 @@ export interface ChainResult<T> {
   hops: HopRecord[];
 }
 
-export interface ModelRequestResult extends Omit<ChainResult<unknown>, 'detail'> {
-  response: CallResult['response'];
+export interface ModelRequestResult extends RequestAnswer {
+  hops: HopRecord[];
 }
 
 /** What a hop's activity needs to hold and settle by itself. */

@@ -9,7 +9,7 @@ import type { Logger } from '../../core/log';
 import type { ObjectStorage } from '../../infra/storage';
 import type { AuthContext } from './auth';
 import type { StreamRegistry } from '../../activities/stream-registry';
-import type { ResultBroker } from '../../worker/result-broker';
+import type { ResultBroker } from '../../activities/result-broker';
 import type { GatewayMetrics } from '../../infra/metrics';
 import type { Tracing } from '../../infra/tracing';
 import type { WindowCounters } from '../../domain/rate-limits';

@@ -1,6 +1,6 @@
 /**
  * Waiting for a request workflow's outcome. When the run was started eagerly on this process's own worker,
- * its result sink hands the outcome over in-process (worker/result-broker.ts); otherwise, or if the run
+ * its result sink hands the outcome over in-process (activities/result-broker.ts); otherwise, or if the run
  * moved to another worker, the server is asked the ordinary way.
  *
  * Losing sight of a run is not its failure: while the server cannot be asked (restarting, unreachable) the
@@ -11,7 +11,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure, TerminatedFailure, TimeoutFailure, type Workflow, type WorkflowResultType } from '@temporalio/common';
 import { ServiceUnavailableError, type GatewayError } from '../../core/errors';
 import { toGatewayError } from '../../activities/failures';
-import type { ResultBroker } from '../../worker/result-broker';
+import type { ResultBroker } from '../../activities/result-broker';
 
 /** How long an eagerly started run may take before the server is asked as well. */
 const IN_PROCESS_GRACE_MS = 5_000;

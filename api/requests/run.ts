@@ -10,7 +10,8 @@ import { loadPayload } from '../../activities/request-io';
 import type { ModelRecord } from '../../catalog/types';
 import { microToCredits } from '../../core/money';
 import { eligibleModel } from '../../domain/model-eligibility';
-import type { modelRequestWorkflow, ModelRequestResult } from '../../workflows/model-request';
+import type { modelRequestWorkflow } from '../../workflows/model-request';
+import type { RequestAnswer } from '../../activities/requests';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
 import { requestInput, startRequestWorkflow } from './start';
@@ -30,7 +31,7 @@ export async function checkRequestedModel(ctx: GatewayContext, deps: AppDeps, en
  * `idempotencyBody`: what an Idempotency-Key's body hash covers when it is not the body itself (bodies
  * holding upload keys, which differ on every request, hash their files' content instead).
  */
-export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: { endpoint: Endpoint; model: string; body: unknown; idempotencyBody?: unknown }): Promise<ModelRequestResult> {
+export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: { endpoint: Endpoint; model: string; body: unknown; idempotencyBody?: unknown }): Promise<RequestAnswer> {
   const { auth, requestId } = ctx.state;
   const input = await requestInput(ctx, deps, opts);
   let workflowId = requestWorkflowId(requestId);
@@ -64,7 +65,7 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
   return result;
 }
 
-export function applyResultHeaders(ctx: GatewayContext, result: Pick<ModelRequestResult, 'creditsUsedMicro' | 'modelUsed' | 'fallbackFrom' | 'fallbackDepth'>): void {
+export function applyResultHeaders(ctx: GatewayContext, result: Omit<RequestAnswer, 'response'>): void {
   ctx.set('x-credits-used', String(microToCredits(result.creditsUsedMicro)));
   ctx.set('x-model-used', result.modelUsed);
   if (result.fallbackFrom) {
@@ -82,7 +83,7 @@ export async function serveJsonModelRequest(ctx: GatewayContext, deps: AppDeps, 
 }
 
 /** Writes the result's response (JSON, or stored bytes streamed from object storage). */
-export async function sendModelResponse(ctx: GatewayContext, deps: AppDeps, result: ModelRequestResult): Promise<void> {
+export async function sendModelResponse(ctx: GatewayContext, deps: AppDeps, result: Pick<RequestAnswer, 'response'>): Promise<void> {
   const response = await loadPayload(deps.storage, result.response);
   if (response.kind === 'json') {
     ctx.body = response.body;

@@ -15,7 +15,7 @@ import type { Client } from '@temporalio/client';
 import { TemporalFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
-import type { CallInput, CallResult, ServeHopInput, ServeHopResult } from '../../activities/requests';
+import { answerOfHop, type CallInput, type CallResult, type ServeHopInput, type ServeHopResult } from '../../activities/requests';
 import { toActivityFailure } from '../../activities/failures';
 import { denialOf, serveHop, type HoldAnswer, type HoldInput, type HopDenied } from '../../activities/hop';
 import type { StreamChatInput, StreamChatOutcome, StreamProgress } from '../../activities/stream-chat';
@@ -105,6 +105,8 @@ export function modelCallFailure(err: GatewayError, attempt: number): Applicatio
 export class Scenario {
   readonly calls: RecordedCall[] = [];
   readonly delivered: unknown[] = [];
+  /** Answers the hop activity handed over in-process (before the run's own result sink). */
+  readonly answered: unknown[] = [];
   readonly failed: unknown[] = [];
 
   constructor(readonly id: string, readonly chain: string[], readonly script: Script) {}
@@ -226,7 +228,7 @@ export async function startWorkflowHarness(): Promise<WorkflowHarness> {
   const activities = {
     async serveHop(input: ServeHopInput): Promise<ServeHopResult> {
       const scenario = current();
-      return serveHop(input, {
+      const outcome = await serveHop(input, {
         hold: () => hold(scenario, { ...input.hold, endpoint: input.endpoint, model: input.model, body: input.body, requestId: input.requestId }),
         call: async () => {
           const ctx = record(scenario, 'call', scenario.chain.indexOf(input.model), input);
@@ -239,6 +241,9 @@ export async function startWorkflowHarness(): Promise<WorkflowHarness> {
         }),
         settlePatienceMs: HOP_SETTLE_PATIENCE_MS,
       });
+      const answer = answerOfHop(input, outcome);
+      if (answer) scenario.answered.push(answer);
+      return outcome;
     },
     async releaseCredits(input: { reservationId: string; reason: string }): Promise<void> {
       record(current(), 'release', hopOf(input.reservationId), input);

@@ -56,6 +56,9 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
       expect(scenario.callsOf('release')[0].input.reservationId).to.equal(`${scenario.id}:0`);
       expect(scenario.delivered).to.deep.equal([result]);
       expect(scenario.failed).to.deep.equal([]);
+      // The hop that served handed the same answer over in-process before the run ended (its hops aside).
+      const { hops: _hops, ...answer } = result;
+      expect(scenario.answered).to.deep.equal([answer]);
     });
   }
 
@@ -78,6 +81,7 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
     expect(scenario.failed).to.have.length(1);
     expect(scenario.failed[0]).to.deep.include({ name: 'InvalidRequestError', status: 400 });
     expect(scenario.delivered).to.deep.equal([]);
+    expect(scenario.answered).to.deep.equal([]);
   });
 
   it("does not fall back on a provider's rejection of the request (upstream caller_error)", async () => {
@@ -298,5 +302,8 @@ describe('modelRequestWorkflow (real workflow, scripted activities)', function (
     expect(scenario.callsOf('call')).to.have.length(1);
     expect(scenario.callsOf('release')).to.deep.equal([]);
     expect(result).to.deep.include({ modelUsed: 'model-a', creditsUsedMicro: 1_234 });
+    // Unsettled in the hop, the answer is the run's to give (after its own settlement), not the hop's.
+    expect(scenario.answered).to.deep.equal([]);
+    expect(scenario.delivered).to.deep.equal([result]);
   });
 });
