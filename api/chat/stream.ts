@@ -11,6 +11,7 @@ import { requestInput, startRequestWorkflow } from '../requests/start';
 import type { Endpoint } from '../../endpoints/types';
 import { runResult } from '../requests/outcome';
 import { requestWorkflowId } from '../../workflows/contracts';
+import { RequestPhases } from '../http/server-timing';
 
 /** Streams a chat model's answer in the wire format of `endpoint` (see endpoints/stream-formats.ts). */
 export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: { endpoint: Extract<Endpoint, 'chat.completions' | 'responses'>; model: string; body: unknown }): Promise<void> {
@@ -23,11 +24,15 @@ export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: 
     streamTaskQueue: deps.streaming.taskQueue,
     localWorker: deps.streaming.localWorker && deps.config.eagerStart,
   };
+  const phases = new RequestPhases(ctx);
+  phases.end('admission');
   const sink = deps.streaming.registry.open(requestId, ctx.res, () => { ctx.respond = false; });
   try {
     const handle = await startRequestWorkflow<typeof chatStreamWorkflow>(ctx, deps, 'chatStreamWorkflow', {
       workflowId: requestWorkflowId(requestId), args: [input], model: req.model, endpoint: req.endpoint, workflowExecutionTimeout: '45 minutes',
     });
+    // Before the stream activity can run (its task comes back with the start), so it goes out with the first byte.
+    phases.end('start');
     const result = runResult<ChatStreamResult>(handle, { requestId, joined: false, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
     // Before the first byte, a failed workflow is an ordinary error response (status and JSON body).
     await Promise.race([sink.whenStarted(), result]);

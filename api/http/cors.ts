@@ -12,7 +12,7 @@ const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'x-
 const ALLOWED_HEADER_PREFIXES = ['x-stainless-', 'x-simulate-'];
 export const EXPOSED_HEADERS = [
   'x-request-id', 'x-credits-used', 'x-model-used', 'x-fallback-from', 'x-fallback-depth', 'x-idempotent-replayed',
-  'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'retry-after',
+  'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'retry-after', 'server-timing',
 ];
 const METHODS = 'GET, POST, PUT, DELETE, OPTIONS';
 /** How long a browser may reuse a preflight answer. */

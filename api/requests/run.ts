@@ -17,6 +17,7 @@ import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '
 import { requestInput, startRequestWorkflow } from './start';
 import { readJsonBody } from '../http/body';
 import { awaitOutcome, expectOutcome } from './outcome';
+import { RequestPhases } from '../http/server-timing';
 import { IDEMPOTENT_REQUEST_PREFIX, requestWorkflowId } from '../../workflows/contracts';
 
 /** Checks the requested model against the request and the key (every hop checks again); returns its record. */
@@ -46,6 +47,8 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
   }
 
   const expectation = replay ? null : expectOutcome(deps.results, workflowId);
+  const phases = new RequestPhases(ctx);
+  phases.end('admission');
   let handle: WorkflowHandle<typeof modelRequestWorkflow> & { eagerlyStarted?: boolean };
   try {
     handle = await startRequestWorkflow<typeof modelRequestWorkflow>(ctx, deps, 'modelRequestWorkflow', {
@@ -59,7 +62,9 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
     handle = deps.temporal.client.workflow.getHandle<typeof modelRequestWorkflow>(workflowId);
     replay = true;
   }
+  phases.end('start');
   const result = await awaitOutcome(handle, expectation, { requestId, joined: replay, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
+  phases.end('run');
   applyResultHeaders(ctx, result);
   if (replay) ctx.set('x-idempotent-replayed', 'true');
   return result;

@@ -32,6 +32,19 @@ describe('POST /v1/chat/completions', function () {
     expect((await getBalance(gateway.runtime.db, tenant.workspaceId)).totalMicro).to.equal(100_000_000 - Math.round(credits * 1_000_000));
   });
 
+  it('says in Server-Timing where the time went: admission, the workflow start, the run (streams: the first two)', async () => {
+    const phases = (header: string | null) => (header ?? '').split(', ').map((entry) => /^([a-z]+);dur=(\d+\.\d)$/.exec(entry)).map((m) => m && [m[1], Number(m[2])]);
+    const { response, data } = await tenant.client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'Time me' }] }).withResponse();
+    expect(data.object).to.equal('chat.completion');
+    const plain = phases(response.headers.get('server-timing'));
+    expect(plain.map((p) => p?.[0])).to.deep.equal(['admission', 'start', 'run']);
+    for (const p of plain) expect(p![1]).to.be.at.least(0);
+
+    const { response: streamed, data: stream } = await tenant.client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'Time me' }], stream: true }).withResponse();
+    for await (const chunk of stream) void chunk;
+    expect(phases(streamed.headers.get('server-timing')).map((p) => p?.[0])).to.deep.equal(['admission', 'start']);
+  });
+
   it('streams chunks with a final usage chunk carrying credits_used', async () => {
     const stream = await tenant.client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'Stream me a few words please' }], stream: true, stream_options: { include_usage: true } });
     let text = '';
