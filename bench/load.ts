@@ -15,7 +15,9 @@ export interface LoopOptions {
 /** Runs `one` in `concurrency` closed loops; resolves with the elapsed milliseconds. */
 export async function closedLoop(opts: LoopOptions, one: () => Promise<void>): Promise<number> {
   const started = performance.now();
-  const deadline = opts.durationMs ? started + opts.durationMs : Infinity;
+  // A phase of 0 ms sends nothing; with neither bound the loop would never end.
+  if (opts.durationMs === undefined && opts.requests === undefined) throw new Error('closedLoop needs requests or durationMs');
+  const deadline = opts.durationMs !== undefined ? started + opts.durationMs : Infinity;
   const limit = opts.requests ?? Infinity;
   let issued = 0;
   const worker = async () => {
@@ -45,13 +47,15 @@ export interface LoadResult {
   refusedLatencies: number[];
   errors: number;
   statuses: Record<number, number>;
+  /** The answers' `Server-Timing` phases (name -> durations in ms), where the server sends them. */
+  serverTiming: Record<string, number[]>;
   elapsedMs: number;
 }
 
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const target = new URL(opts.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
-  const result: LoadResult = { latencies: [], firstChunk: [], refusedLatencies: [], errors: 0, statuses: {}, elapsedMs: 0 };
+  const result: LoadResult = { latencies: [], firstChunk: [], refusedLatencies: [], errors: 0, statuses: {}, serverTiming: {}, elapsedMs: 0 };
 
   const one = () => new Promise<void>((resolve) => {
     const t0 = performance.now();
@@ -73,6 +77,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
         result.statuses[res.statusCode ?? 0] = (result.statuses[res.statusCode ?? 0] ?? 0) + 1;
         if (res.statusCode === 200) {
           result.latencies.push(t1 - t0);
+          for (const [name, ms] of serverTimingPhases([res.headers['server-timing'] ?? []].flat().join(', '))) (result.serverTiming[name] ??= []).push(ms);
           if (opts.firstChunk) result.firstChunk.push((first || t1) - t0);
           resolve();
           return;
@@ -91,6 +96,16 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   result.elapsedMs = await closedLoop(opts, one);
   agent.destroy();
   return result;
+}
+
+/** `Server-Timing: admission;dur=2.9, start;dur=5.1` as [name, ms] pairs (entries without a duration skipped). */
+export function serverTimingPhases(header: string | undefined): Array<[string, number]> {
+  if (!header) return [];
+  return header.split(',').flatMap((entry) => {
+    const [name, ...params] = entry.trim().split(';');
+    const dur = params.map((p) => /^\s*dur=([\d.]+)\s*$/.exec(p)?.[1]).find(Boolean);
+    return name && dur ? [[name, Number(dur)] as [string, number]] : [];
+  });
 }
 
 export function percentile(values: number[], p: number): number {

@@ -11,7 +11,7 @@ type Results = Record<string, any>;
 
 const ms = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? 'n/a' : `${x.toFixed(1)} ms`);
 const signedMs = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? 'n/a' : `${x >= 0 ? '+' : ''}${x.toFixed(1)} ms`);
-const rps = (x: number | undefined) => (x === undefined ? 'n/a' : x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1));
+const rps = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? 'n/a' : x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1));
 const table = (head: string[], rows: string[][]) => [head, head.map((_, i) => (i === 0 ? '---' : '---:')), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
 const statuses = (s: Record<string, number> | undefined) => Object.entries(s ?? {}).map(([k, v]) => `${k}: ${v.toLocaleString('en-US')}`).join(', ');
 
@@ -56,6 +56,16 @@ export function markdownReport(r: Results): string {
     out.push('', table([`overload: concurrency ${r.settings.overloadConcurrency} for ${r.settings.overloadMs / 1000} s`, 'answers', 'served req/s', 'served p50', 'served p90', 'served p99', 'served max', 'refusal p99'], [[
       'this gateway (default)', statuses(o.statuses), rps(o.rps), ms(o.p50), ms(o.p90), ms(o.p99), ms(o.max), ms(o.refused_p99),
     ]]));
+  }
+
+  const phaseRows = Object.entries<any>(r.variants ?? {}).filter(([, v]) => v.serial.serverTiming_p50).map(([name, v]) => {
+    const p = v.serial.serverTiming_p50;
+    const s = v.stream.serverTiming_p50 ?? {};
+    const inside = (p.admission ?? 0) + (p.start ?? 0) + (p.run ?? 0);
+    return [`this gateway (${name})`, ms(p.admission), ms(p.start), ms(p.run), ms(v.serial.p50), ms(v.serial.p50 - inside), ms(s.admission), ms(s.start), ms(v.stream.ttft_p50)];
+  });
+  if (phaseRows.length) {
+    out.push('', table(['where the time goes @1 (p50 of Server-Timing)', 'admission', 'workflow start', 'run (hops)', 'client p50', 'outside the phases', 'stream: admission', 'stream: start', 'TTFT'], phaseRows));
   }
 
   const cpuRows: string[][] = [];

@@ -113,6 +113,12 @@ async function startPortkey(): Promise<{ child: ChildProcess; url: string }> {
 
 const round = (n: number) => Math.round(n * 100) / 100;
 
+function uniqueKey(taken: Record<string, unknown>, name: string): string {
+  let key = name;
+  for (let n = 2; key in taken; n++) key = `${name} #${n}`;
+  return key;
+}
+
 function summary(r: LoadResult) {
   return {
     requests: r.latencies.length, errors: r.errors, statuses: r.statuses,
@@ -121,6 +127,8 @@ function summary(r: LoadResult) {
     max: round(r.latencies.reduce((a, b) => Math.max(a, b), 0)),
     ...(r.firstChunk.length ? { ttft_p50: round(percentile(r.firstChunk, 50)), ttft_p99: round(percentile(r.firstChunk, 99)) } : {}),
     ...(r.refusedLatencies.length ? { refused_p99: round(percentile(r.refusedLatencies, 99)) } : {}),
+    // The server's own account of each phase (p50), where it sends Server-Timing.
+    ...(Object.keys(r.serverTiming).length ? { serverTiming_p50: Object.fromEntries(Object.entries(r.serverTiming).map(([name, v]) => [name, round(percentile(v, 50))])) } : {}),
   };
 }
 type Summary = ReturnType<typeof summary>;
@@ -141,12 +149,13 @@ async function measure(target: { url: string; headers: Record<string, string> },
   return { serial, concurrent, stream, ...(added ? { added } : {}) };
 }
 
+
 const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 32 });
 const STREAM = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 32, stream: true });
 
 async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, S3_ENDPOINT: undefined });
-  const stack = await resolveStack(config, { mode: 'test', dbName: `gateway_bench_${process.pid}`, persistTemporal: true });
+  const stack = await resolveStack(config, { mode: 'test', dbName: `gateway_bench_${process.pid}`, persistTemporal: true, dropDatabase: true });
   const mock = await startChild('bench/mock-upstream.js', {});
   const temporalPid = findPid(['start-dev', stack.temporalAddress.split(':')[1]]);
   const results: Record<string, any> = {
@@ -220,8 +229,10 @@ async function main(): Promise<void> {
             ttft_over_floor_ms: round((result.stream.ttft_p50 ?? NaN) - floor.serial.p50),
           };
         }
-        results.variants[name] = result;
-        console.log(name, JSON.stringify(result));
+        // A variant named twice (interleaved runs: `--variants=a,b,a,b`) keeps each run: `a`, `a #2`, ...
+        const key = uniqueKey(results.variants, name);
+        results.variants[key] = result;
+        console.log(key, JSON.stringify(result));
       } finally {
         await stopChild(gateway.child);
       }

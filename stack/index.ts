@@ -27,6 +27,8 @@ export interface StackOptions {
   dbName: string;
   /** Keep Temporal's state in a SQLite file even in `test` mode (benchmarks measure the durable setup). */
   persistTemporal?: boolean;
+  /** Drop the database created on the machine's Postgres when the stack stops (a benchmark's own, say). */
+  dropDatabase?: boolean;
   log?: (line: string) => void;
 }
 
@@ -45,7 +47,7 @@ export async function resolveStack(config: GatewayConfig, opts: StackOptions): P
     const temporalBinary = config.temporalAddress ? null : ensureGoTool(TEMPORAL_CLI, config.cacheDir, log);
     const minioBinary = config.s3 ? null : ensureGoTool(MINIO, config.cacheDir, log);
 
-    const pg = await ensurePostgres({ databaseUrl: config.databaseUrl, dbName: opts.dbName, dataDir, log });
+    const pg = await ensurePostgres({ databaseUrl: config.databaseUrl, dbName: opts.dbName, dataDir, log, dropOnStop: opts.dropDatabase });
     stops.push(pg.stop);
     log(`[stack] Postgres: ${redactUrl(pg.url)} (${pg.source})`);
 

@@ -17,7 +17,7 @@ export interface PostgresHandle {
 
 const LOCAL_SERVER = { host: '127.0.0.1', port: 5432, user: 'postgres' };
 
-export async function ensurePostgres(opts: { databaseUrl?: string; dbName: string; dataDir: string; log?: (line: string) => void; localServer?: typeof LOCAL_SERVER }): Promise<PostgresHandle> {
+export async function ensurePostgres(opts: { databaseUrl?: string; dbName: string; dataDir: string; log?: (line: string) => void; localServer?: typeof LOCAL_SERVER; dropOnStop?: boolean }): Promise<PostgresHandle> {
   const log = opts.log ?? console.log;
   if (opts.databaseUrl) return { url: opts.databaseUrl, source: 'DATABASE_URL', stop: async () => undefined };
 
@@ -25,7 +25,8 @@ export async function ensurePostgres(opts: { databaseUrl?: string; dbName: strin
   const adminUrl = `postgres://${local.user}@${local.host}:${local.port}/postgres`;
   if (await canConnect(adminUrl)) {
     await createDatabaseIfMissing(adminUrl, opts.dbName);
-    return { url: `postgres://${local.user}@${local.host}:${local.port}/${opts.dbName}`, source: 'local server', stop: async () => undefined };
+    const stop = opts.dropOnStop ? () => dropDatabase(adminUrl, opts.dbName) : async () => undefined;
+    return { url: `postgres://${local.user}@${local.host}:${local.port}/${opts.dbName}`, source: 'local server', stop };
   }
   return startEmbedded(opts.dbName, opts.dataDir, log);
 }
