@@ -11,6 +11,7 @@
  * (reserve, settle, refund) are single database calls to the functions in
  * db/migrations/20261122220000_ledger_functions.ts; grants, topups and expiry run here.
  */
+import { preparedRows } from '../db/prepared';
 import type { Knex } from 'knex';
 import { InsufficientCreditsError, PermissionDeniedError } from '../core/errors';
 import { usageRecordJson, type UsageRecord } from './usage-record';
@@ -195,9 +196,9 @@ export async function getBalance(db: Db, workspaceId: string): Promise<Balance> 
 export async function reserve(db: Db, opts: { reservationId: string; workspaceId: string; apiKeyId?: string | null; amountMicro: number; requestId?: string; model?: string }): Promise<Reservation> {
   if (!Number.isSafeInteger(opts.amountMicro) || opts.amountMicro < 0) throw new RangeError('reservation must be a non-negative integer of micro-credits');
   try {
-    const { rows } = await db.raw('select gateway_reserve(?, ?, ?, ?, ?, ?) as r', [
+    const rows = await preparedRows<{ r: Record<string, any> }>(db, db.raw('select gateway_reserve(?, ?, ?, ?, ?, ?) as r', [
       opts.reservationId, opts.workspaceId, opts.apiKeyId ?? null, opts.amountMicro, opts.requestId ?? null, opts.model ?? null,
-    ]);
+    ]));
     return toReservation(rows[0].r);
   } catch (err) {
     throw ledgerError(err);
@@ -220,9 +221,9 @@ export interface SettleOutcome {
  */
 export async function settle(db: Db, opts: { reservationId: string; chargeMicro: number; model?: string; usage?: UsageRecord }): Promise<SettleOutcome> {
   if (!Number.isSafeInteger(opts.chargeMicro) || opts.chargeMicro < 0) throw new RangeError('charge must be a non-negative integer of micro-credits');
-  const { rows } = await db.raw('select gateway_settle(?, ?, ?, ?::jsonb) as r', [
+  const rows = await preparedRows<{ r: Record<string, any> }>(db, db.raw('select gateway_settle(?, ?, ?, ?::jsonb) as r', [
     opts.reservationId, opts.chargeMicro, opts.model ?? null, opts.usage === undefined ? null : usageRecordJson(opts.usage),
-  ]);
+  ]));
   return { chargedMicro: Number(rows[0].r.chargedMicro), debtMicro: Number(rows[0].r.debtMicro), repeated: rows[0].r.repeated === true };
 }
 

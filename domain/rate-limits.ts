@@ -5,6 +5,7 @@
  * round trip per hit: domain/redis-counters.ts). Both count the same windows: the window of a hit is
  * `floor(now / windowMs)`, so every process agrees on where a window starts and ends.
  */
+import { preparedRows } from '../db/prepared';
 import type { Knex } from 'knex';
 
 export interface WindowHit {
@@ -36,12 +37,12 @@ export function windowHit(count: number, limit: number, resetMs: number): Window
 /** One statement per hit: an upsert that increments and returns the window's count. */
 export async function hitWindow(db: Knex, bucket: string, windowMs: number, limit: number, now = Date.now()): Promise<WindowHit> {
   const { start, resetMs } = currentWindow(windowMs, now);
-  const { rows } = await db.raw(
+  const rows = await preparedRows<{ count: number }>(db, db.raw(
     `insert into rate_limit_counters (bucket, window_start, count) values (?, ?, 1)
      on conflict (bucket, window_start) do update set count = rate_limit_counters.count + 1
      returning count`,
     [bucket, start],
-  );
+  ));
   return windowHit(Number(rows[0].count), limit, resetMs);
 }
 

@@ -1,4 +1,5 @@
 /** Workspaces, their API keys and fallback chains: the operations the admin CLI and admin routes share. */
+import { preparedRows } from '../db/prepared';
 import type { Knex } from 'knex';
 import { generateApiKey, ADMIN_KEY_PREFIX, API_KEY_PREFIX } from './api-keys';
 import { audit } from './audit';
@@ -148,7 +149,7 @@ export async function setFallbackChain(db: Knex, opts: {
 }
 
 export async function getFallbackChain(db: Knex, workspaceId: string, sourceModel: string): Promise<string[]> {
-  const row = await db('fallback_chains').where({ workspace_id: workspaceId, source_model: sourceModel }).first('chain');
+  const [row] = await preparedRows<{ chain: string[] }>(db, db('fallback_chains').where({ workspace_id: workspaceId, source_model: sourceModel }).select('chain').limit(1));
   return row?.chain ?? [];
 }
 

@@ -9,6 +9,7 @@
  */
 import type Koa from 'koa';
 import type { Knex } from 'knex';
+import { preparedRows } from '../../db/prepared';
 import { hashApiKey, hashesEqual, looksLikeApiKey } from '../../domain/api-keys';
 import { AuthenticationError, PermissionDeniedError } from '../../core/errors';
 import type { Role } from '../../domain/workspaces';
@@ -58,7 +59,7 @@ export function authMiddleware(db: Knex): Koa.Middleware {
 async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
   if (!looksLikeApiKey(key)) throw invalidKey(key);
   const hash = hashApiKey(key);
-  const row = await db('api_keys as k')
+  const [row] = await preparedRows<Record<string, any>>(db, db('api_keys as k')
     .leftJoin('workspaces as w', 'w.id', 'k.workspace_id')
     .leftJoin('plans as p', 'p.id', 'w.plan_id')
     .leftJoin('members as m', function () {
@@ -68,10 +69,10 @@ async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
       this.on('d.api_key_id', 'k.id').andOn(db.raw(todaysTokensCondition('d')));
     })
     .where('k.key_hash', hash)
-    .first(
+    .select(
       'k.id', 'k.key_hash', 'k.workspace_id', 'k.role', 'k.kind', 'k.created_by_user_id', 'k.revoked_at', 'k.last_used_at', 'k.rpm_limit',
       'k.daily_token_limit', 'k.allowed_models', 'k.cost_cap_micro', 'w.plan_id', 'p.rpm_preset', 'p.daily_token_cap', 'm.role as creator_role', 'd.tokens as tokens_today',
-    );
+    ).limit(1));
   if (!row || !hashesEqual(row.key_hash, hash)) throw invalidKey(key);
   if (row.revoked_at) throw new AuthenticationError('This API key has been revoked.', { code: 'revoked_api_key' });
   if (row.created_by_user_id && !row.creator_role) {
