@@ -54,7 +54,11 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     sinks: { ...(opts.results ? resultSinks(opts.results) : {}), ...traced.sinks },
     // Short request workflows: keep many cached so sticky execution avoids history replays.
     maxCachedWorkflows: 2000,
-    maxConcurrentWorkflowTaskExecutions: 200,
+    // A request's workflow task stays open while its hop (a local activity) runs, so every request in flight
+    // holds a slot for its whole duration, and eager start is only asked for while one is free. At 200, under
+    // overload (GATEWAY_MAX_IN_FLIGHT 128 plus streams and watchers) runs started without one waited seconds
+    // on the normal queue: served p99 at concurrency 256 was 4.2-6.8 s, 2.3-2.5 s at 600 (bench/README.md "Overload").
+    maxConcurrentWorkflowTaskExecutions: 600,
     maxConcurrentActivityTaskExecutions: 400,
     maxConcurrentLocalActivityExecutions: 400,
     // Runs the server could not start eagerly (no free slot at that moment) wait on the normal queue: with the
