@@ -122,7 +122,7 @@ export function hopSteps(deps: ActivityDeps, input: ServeHopInput, call: () => P
  * model, this fallback depth and this charge. Null for a hop that did not serve, or could not settle (the
  * run settles and answers then).
  */
-export function answerOfHop(input: ServeHopInput, outcome: ServeHopResult): RequestAnswer | null {
+function answerOfHop(input: ServeHopInput, outcome: ServeHopResult): RequestAnswer | null {
   if ('denied' in outcome || outcome.settledMicro === null) return null;
   const { modelRequested, fallbackDepth } = input.settlement.usage;
   return { response: outcome.response, modelUsed: input.model, fallbackFrom: fallbackDepth > 0 ? modelRequested : null, fallbackDepth, creditsUsedMicro: outcome.settledMicro };
@@ -132,7 +132,7 @@ export function answerOfHop(input: ServeHopInput, outcome: ServeHopResult): Requ
  * Hands a hop's answer to an API waiting in this process at once, instead of after the workflow task
  * completes: the money is recorded, and the answer is the one the run returns.
  */
-function handOverAnswer(deps: ActivityDeps, input: ServeHopInput, outcome: ServeHopResult): void {
+export function handOverAnswer(deps: Pick<ActivityDeps, 'results'>, input: ServeHopInput, outcome: ServeHopResult): void {
   const workflowId = activityInfo().workflowExecution?.workflowId;
   const answer = answerOfHop(input, outcome);
   if (deps.results && workflowId && answer) deps.results.deliver(workflowId, answer);

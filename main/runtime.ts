@@ -95,7 +95,6 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       dataConverter: temporal.dataConverter,
       taskQueue: opts.config.temporalTaskQueue,
       deps,
-      results,
       streams: streamRegistry,
       tracing,
     });

@@ -12,7 +12,6 @@ import type { Tracing } from '../infra/tracing';
 import type { ActivityDeps } from '../activities';
 import { createActivities, createStreamActivities } from '../activities';
 import type { StreamRegistry } from '../activities/stream-registry';
-import type { ResultBroker } from '../activities/result-broker';
 import { resultSinks } from './result-sinks';
 import { workflowBundle } from './workflow-bundle';
 
@@ -33,9 +32,8 @@ export interface GatewayWorkerOptions {
   /** The connection's encrypting data converter; activities' own clients (Context.current().client) inherit it. */
   dataConverter: DataConverter;
   taskQueue: string;
+  /** With `results`, the request workflows' outcomes go to an API in this process (activities/result-broker.ts). */
   deps: ActivityDeps;
-  /** Hands request outcomes to an API in this process (see activities/result-broker.ts). */
-  results?: ResultBroker;
   /** Streams held by an API in this process (empty in a worker-only process). */
   streams: StreamRegistry;
   tracing?: Tracing | null;
@@ -51,7 +49,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     workflowBundle: await workflowBundle(opts.tracing ? 'tracing' : 'default'),
     activities: { ...createActivities(opts.deps), ...createStreamActivities({ ...opts.deps, streams: opts.streams }) },
     interceptors: traced.interceptors,
-    sinks: { ...(opts.results ? resultSinks(opts.results) : {}), ...traced.sinks },
+    sinks: { ...(opts.deps.results ? resultSinks(opts.deps.results) : {}), ...traced.sinks },
     // Short request workflows: keep many cached so sticky execution avoids history replays.
     maxCachedWorkflows: 2000,
     // A request's workflow task stays open while its hop (a local activity) runs, so every request in flight

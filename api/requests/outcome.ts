@@ -1,7 +1,7 @@
 /**
  * Waiting for a request workflow's outcome. When the run was started eagerly on this process's own worker,
- * its result sink hands the outcome over in-process (activities/result-broker.ts); otherwise, or if the run
- * moved to another worker, the server is asked the ordinary way.
+ * the outcome is handed over in-process (activities/result-broker.ts: by the hop that settled it, or by the
+ * run's result sink); otherwise, or if the run moved to another worker, the server is asked the ordinary way.
  *
  * Losing sight of a run is not its failure: while the server cannot be asked (restarting, unreachable) the
  * API keeps asking for a while, then answers 504 `outcome_unknown`, pointing at the run's outcome (GET

@@ -15,7 +15,7 @@ import type { Client } from '@temporalio/client';
 import { TemporalFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
-import { answerOfHop, type CallInput, type CallResult, type ServeHopInput, type ServeHopResult } from '../../activities/requests';
+import { handOverAnswer, type CallInput, type CallResult, type ServeHopInput, type ServeHopResult } from '../../activities/requests';
 import { toActivityFailure } from '../../activities/failures';
 import { denialOf, serveHop, type HoldAnswer, type HoldInput, type HopDenied } from '../../activities/hop';
 import type { StreamChatInput, StreamChatOutcome, StreamProgress } from '../../activities/stream-chat';
@@ -24,6 +24,7 @@ import type { UsageRecord } from '../../domain/request-accounting';
 import { workflowBundle } from '../../worker/workflow-bundle';
 import type { ModelRequestInput } from '../../workflows/request-steps';
 import type { ResultSinks } from '../../workflows/result-sinks';
+import { ResultBroker } from '../../activities/result-broker';
 
 const TEMPORAL_CLI = path.resolve(__dirname, '..', '..', '..', '.cache', 'bin', 'temporal');
 
@@ -225,6 +226,14 @@ export async function startWorkflowHarness(): Promise<WorkflowHarness> {
     return shaped(ctx.attempt, () => scenario.script.stream!(input, { ...ctx, heartbeat: (progress) => heartbeat(progress) }));
   };
 
+  /** The broker an API in the worker's process would wait on: what the hops hand over lands in their scenario. */
+  const answers = new (class extends ResultBroker {
+    override deliver(workflowId: string, result: unknown): void {
+      scenarios.get(workflowId)?.answered.push(result);
+      super.deliver(workflowId, result);
+    }
+  })();
+
   const activities = {
     async serveHop(input: ServeHopInput): Promise<ServeHopResult> {
       const scenario = current();
@@ -241,8 +250,7 @@ export async function startWorkflowHarness(): Promise<WorkflowHarness> {
         }),
         settlePatienceMs: HOP_SETTLE_PATIENCE_MS,
       });
-      const answer = answerOfHop(input, outcome);
-      if (answer) scenario.answered.push(answer);
+      handOverAnswer({ results: answers }, input, outcome);
       return outcome;
     },
     async releaseCredits(input: { reservationId: string; reason: string }): Promise<void> {
