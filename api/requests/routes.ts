@@ -39,7 +39,7 @@ async function requestOutcome(deps: AppDeps, workspaceId: string, id: string) {
   if (!REQUEST_ID.test(id)) throw missing;
   const usage = await findUsage(deps.db, workspaceId, id);
   const requestId = usage?.requestId ?? id;
-  const run = await findRun(deps, workspaceId, requestId);
+  const run = await closedOnceRecorded(await findRun(deps, workspaceId, requestId), usage);
   if (!usage && !run) throw missing;
 
   const state = run?.description.status.name;
@@ -70,6 +70,25 @@ function statusOf(state: string | undefined, usage: StoredUsage | null): 'runnin
   if (state === 'COMPLETED' || state === undefined) return usage?.status ?? 'succeeded';
   if (state === 'CANCELLED') return 'cancelled';
   return 'failed';
+}
+
+/** How long a run whose request the books already record may take to close. */
+const CLOSING_WAIT_MS = 5_000;
+
+/**
+ * A request is recorded in the books once it ended, and its run closes a moment later (a served answer goes
+ * to the client as soon as it is settled, before the run's last step): a run still open then is waited for
+ * briefly, so a client asking right after its answer reads the outcome, not `running`.
+ */
+async function closedOnceRecorded(run: FoundRun | null, usage: StoredUsage | null): Promise<FoundRun | null> {
+  if (!run || !usage || run.description.status.name !== 'RUNNING') return run;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    run.handle.result().catch(() => undefined),
+    new Promise((resolve) => { timer = setTimeout(resolve, CLOSING_WAIT_MS); }),
+  ]);
+  clearTimeout(timer);
+  return { handle: run.handle, description: await run.handle.describe() };
 }
 
 /** The request's workflow, if it is the workspace's: `req-<id>`, else (an Idempotency-Key's run) found by its request id. */
