@@ -1,10 +1,11 @@
 /**
- * Telling a workspace's budget watcher that its spend changed, from inside the activity that settled it:
- * signal-with-start on this worker's task queue. A workspace without alerts costs no Temporal call (an
+ * Telling a workspace's budget watcher that its spend changed, from where it was settled (an activity, with
+ * its own client; or a first hop settled in the API process, with `deps.watcherClient`): signal-with-start
+ * on the gateway's task queue. A workspace without alerts costs no Temporal call (an
  * in-process cache answers), and a failed signal never fails the settlement: the watcher reads spend from
  * the ledger, so the next settlement's signal catches up.
  */
-import { activityInfo, Context } from '@temporalio/activity';
+import { activityInfo, asyncLocalStorage } from '@temporalio/activity';
 import { cycleOf } from '../domain/billing-cycle';
 import { alertPresence } from '../domain/budget-alerts';
 import { log } from '../core/log';
@@ -16,7 +17,9 @@ import type { ActivityDeps } from './deps';
 export async function signalBudgetWatcher(deps: ActivityDeps, workspaceId: string): Promise<{ signalled: boolean }> {
   if (!(await alertPresence.has(deps.db, workspaceId))) return { signalled: false };
   const signal: SpendChanged = { cycle: cycleOf((deps.clock ?? (() => new Date()))()) };
-  await Context.current().client.workflow.signalWithStart('budgetWatcherWorkflow', {
+  const client = asyncLocalStorage.getStore()?.client ?? deps.watcherClient;
+  if (!client) throw new Error('no Temporal client to signal the budget watcher with');
+  await client.workflow.signalWithStart('budgetWatcherWorkflow', {
     workflowId: budgetWatcherId(workspaceId),
     taskQueue: deps.watcherTaskQueue ?? activityInfo().taskQueue,
     args: [{ workspaceId }],

@@ -5,6 +5,8 @@ import type { ObjectStorage } from '../infra/storage';
 import type { ProviderRegistry } from '../providers/registry';
 import type { ActivityObserver } from './failure-policy';
 import type { ResultBroker } from './result-broker';
+import type { FirstHops } from './first-hop';
+import type { Client } from '@temporalio/client';
 
 export interface ActivityDeps {
   db: Knex;
@@ -27,4 +29,11 @@ export interface ActivityDeps {
   observer?: ActivityObserver;
   /** An API in this process waiting for its requests' answers (eager start puts their runs here). */
   results?: ResultBroker;
+  /** First hops an API in this process began while their runs started; their hop activities claim them. */
+  firstHops?: FirstHops;
+  /**
+   * The client budget watchers are signalled with outside an activity (a first hop settled before its
+   * activity claimed it); inside one, the activity's own.
+   */
+  watcherClient?: Client;
 }

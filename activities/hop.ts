@@ -101,6 +101,8 @@ export interface HopSteps<C extends { chargeMicro: number }> {
   call(): Promise<C>;
   /** Records the usage with the charge; `called` is what the call returned. */
   settle(called: C): Promise<{ chargedMicro: number }>;
+  /** Waited for after the call, before settling (a first hop waits for its run: activities/first-hop.ts). */
+  beforeSettle?(): Promise<void>;
   settlePatienceMs?: number;
 }
 
@@ -115,6 +117,7 @@ export async function serveHop<C extends { chargeMicro: number }>(hop: { model: 
   const denied = denialOf(await steps.hold(), hop);
   if (denied) return denied;
   const called = await steps.call();
+  await steps.beforeSettle?.();
   const settled = await settlePatiently(() => steps.settle(called), {
     patienceMs: steps.settlePatienceMs ?? LEDGER_PATIENCE_MS,
     gaveUp: (err) => log.warn({ err, model: hop.model, requestId: hop.requestId }, 'a hop could not record its usage; its workflow settles it'),

@@ -15,6 +15,10 @@ import { createBudgetActivities } from './budget';
 import { createVideoActivities } from './videos';
 import { createHoldActivities } from './holds';
 import { createPlaygroundActivities } from './playground';
+import { beginPlainHop, type ServeHopInput, type ServeHopResult } from './requests';
+import { beginChatStreamHop, type StreamChatInput, type StreamChatOutcome, type StreamWatch } from './stream-chat';
+import type { FirstHop, FirstHops } from './first-hop';
+import type { HopDenied } from './hop';
 
 
 export function createActivities(deps: ActivityDeps) {
@@ -37,3 +41,16 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
 }
 
 export type StreamActivities = ReturnType<typeof createStreamActivities>;
+
+/** Begins a request's first hop in the API process while its run starts (activities/first-hop.ts). */
+export interface FirstHopStarter {
+  plain(input: ServeHopInput): FirstHop<ServeHopResult, null>;
+  chatStream(input: StreamChatInput): FirstHop<StreamChatOutcome | HopDenied, StreamWatch>;
+}
+
+export function firstHopStarter(deps: ActivityDeps & { streams: StreamRegistry; firstHops: FirstHops }): FirstHopStarter {
+  return {
+    plain: (input) => beginPlainHop(deps, input),
+    chatStream: (input) => beginChatStreamHop(deps, input),
+  };
+}

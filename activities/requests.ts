@@ -17,6 +17,7 @@ import type { CallOutcome, Endpoint } from '../endpoints/types';
 import { loadPayload, storePayload, type PayloadRef } from './request-io';
 import type { SimulationDirective } from '../providers/types';
 import { LEDGER_PATIENCE_MS, patiently, serveHop, type HoldAnswer, type HoldInput, type HopCalled, type HopDenied, type HopHold, type HopSettlement } from './hop';
+import type { FirstHop, FirstHops } from './first-hop';
 
 /** One hop of a plain request: its call, who holds, and how to settle it. */
 export interface ServeHopInput extends CallInput {
@@ -81,15 +82,18 @@ export async function holdCredits(deps: ActivityDeps, input: HoldInput): Promise
   }
 }
 
-/** Calls one hop's model; its response is stored when too large for the history. */
-export async function callModel(deps: ActivityDeps, input: CallInput): Promise<CallResult> {
-  const attempt = activityInfo().attempt;
+/**
+ * Calls one hop's model; its response is stored when too large for the history. `attempt` is the running
+ * activity's (a first hop begun before its activity is attempt 1).
+ */
+export async function callModel(deps: ActivityDeps, input: CallInput, opts: { attempt?: number; signal?: AbortSignal } = {}): Promise<CallResult> {
+  const attempt = opts.attempt ?? activityInfo().attempt;
   const handler = handlerFor(input.endpoint);
   const record = await deps.catalog.get(input.model);
   if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found', param: 'model' });
   const body = await loadPayload(deps.storage, input.body);
   const outcome = await handler.call(record, body, {
-    requestId: input.requestId, created: input.created, attempt,
+    requestId: input.requestId, created: input.created, attempt, signal: opts.signal,
     simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
     providers: deps.providers, storage: deps.storage, catalog: deps.catalog, workspaceId: input.workspaceId, db: deps.db,
   });
@@ -122,7 +126,7 @@ export function hopSteps(deps: ActivityDeps, input: ServeHopInput, call: () => P
  * model, this fallback depth and this charge. Null for a hop that did not serve, or could not settle (the
  * run settles and answers then).
  */
-function answerOfHop(input: ServeHopInput, outcome: ServeHopResult): RequestAnswer | null {
+export function answerOfHop(input: ServeHopInput, outcome: ServeHopResult): RequestAnswer | null {
   if ('denied' in outcome || outcome.settledMicro === null) return null;
   const { modelRequested, fallbackDepth } = input.settlement.usage;
   return { response: outcome.response, modelUsed: input.model, fallbackFrom: fallbackDepth > 0 ? modelRequested : null, fallbackDepth, creditsUsedMicro: outcome.settledMicro };
@@ -138,11 +142,27 @@ export function handOverAnswer(deps: Pick<ActivityDeps, 'results'>, input: Serve
   if (deps.results && workflowId && answer) deps.results.deliver(workflowId, answer);
 }
 
+/**
+ * Begins a plain request's first hop while its run starts (activities/first-hop.ts): hold and call now,
+ * settle once the run is confirmed here or its hop activity claims the hop.
+ */
+export function beginPlainHop(deps: ActivityDeps & { firstHops: FirstHops }, input: ServeHopInput): FirstHop<ServeHopResult, null> {
+  return deps.firstHops.begin(input.hold.reservationId, input.model, null, ({ gate, signal }) => serveHop(input, {
+    ...hopSteps(deps, input, () => callModel(deps, input, { attempt: 1, signal })),
+    beforeSettle: gate,
+  }));
+}
+
 export function createRequestActivities(deps: ActivityDeps) {
   return {
-    /** One hop: hold, call, settle (activities/hop.ts). Its marker in the history shows the model, the outcome and the charge. */
+    /**
+     * One hop: hold, call, settle (activities/hop.ts), or the outcome of the same hop begun in this process
+     * while the run started (activities/first-hop.ts). Its marker in the history shows the model, the
+     * outcome and the charge.
+     */
     async serveHop(input: ServeHopInput): Promise<ServeHopResult> {
-      const outcome = await serveHop(input, hopSteps(deps, input));
+      const begun = deps.firstHops?.claim<ServeHopResult, null>(input.hold.reservationId, input.model);
+      const outcome = begun ? await begun.outcome : await serveHop(input, hopSteps(deps, input));
       handOverAnswer(deps, input, outcome);
       return outcome;
     },

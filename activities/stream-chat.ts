@@ -8,7 +8,7 @@
  * returned. Heartbeats carry the running usage with every chunk, so a process that dies mid-stream is
  * billed for what it sent. The hop's rules (when a hold may be called on, settling) are activities/hop.ts.
  */
-import { activityInfo, Context, heartbeat } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { chatCost } from '../catalog/pricing';
 import type { StreamRegistry } from './stream-registry';
 import { withFileContents } from '../endpoints/chat/handler';
@@ -29,6 +29,7 @@ import { streamUsageStatus } from '../domain/usage-record';
 import { log } from '../core/log';
 import { denialOf, settlePatiently, type HopDenied, type HopHold, type HopSettlement } from './hop';
 import { holdCredits } from './requests';
+import type { FirstHop, FirstHops } from './first-hop';
 
 export interface StreamChatInput {
   requestId: string;
@@ -75,112 +76,169 @@ export interface StreamProgress {
 /** How long a stream that ended keeps trying to record its usage (the workflow settles from its result after that). */
 const STREAM_SETTLE_PATIENCE_MS = 120_000;
 
-export function createStreamActivities(deps: ActivityDeps & { streams: StreamRegistry }) {
+/** How one run of a stream hop reports and is stopped: by its activity, or as a first hop (activities/first-hop.ts). */
+export interface StreamHopRun {
+  /** The activity's attempt (a first hop is attempt 1). */
+  attempt: number;
+  /** The running usage, with every chunk (what heartbeats carry). */
+  report(progress: StreamProgress): void;
+  /** Whether its settlement should stop retrying (the activity was cancelled). */
+  stopped(): boolean;
+  /** Waited for before the first byte is written (a first hop waits for its run). */
+  beforeFirstByte?(): Promise<void>;
+  /** Aborts the upstream call (a first hop whose run was not started). */
+  signal?: AbortSignal;
+}
+
+/** What a stream begun as a first hop shares with the activity that claims it. */
+export interface StreamWatch {
+  latest: StreamProgress;
+  /** Set by the claiming activity: each report becomes a heartbeat. */
+  onReport?(progress: StreamProgress): void;
+  stopped?(): boolean;
+}
+
+type StreamHopOutcome = StreamChatOutcome | HopDenied;
+type StreamDeps = ActivityDeps & { streams: StreamRegistry };
+
+/**
+ * Begins a stream's first hop while its run starts (activities/first-hop.ts): hold and open the upstream
+ * stream now, write the first byte once the run is confirmed or the stream activity claims the hop.
+ */
+export function beginChatStreamHop(deps: StreamDeps & { firstHops: FirstHops }, input: StreamChatInput): FirstHop<StreamHopOutcome, StreamWatch> {
+  const watch: StreamWatch = { latest: { inputTokens: 0, outputChars: 0 } };
+  return deps.firstHops.begin(input.hold.reservationId, input.model, watch, ({ gate, signal }) => streamChatHop(deps, input, {
+    attempt: 1, signal, beforeFirstByte: gate,
+    report: (progress) => { watch.latest = progress; watch.onReport?.(progress); },
+    stopped: () => watch.stopped?.() ?? false,
+  }));
+}
+
+export function createStreamActivities(deps: StreamDeps) {
   return {
-    async streamChat(input: StreamChatInput): Promise<StreamChatOutcome | HopDenied> {
+    async streamChat(input: StreamChatInput): Promise<StreamHopOutcome> {
+      const context = Context.current();
+      const stopped = () => context.cancellationSignal.aborted;
+      // The same hop begun here while the run started: heartbeat its progress until it ends, and return its outcome.
+      const begun = deps.firstHops?.claim<StreamHopOutcome, StreamWatch>(input.hold.reservationId, input.model);
+      if (begun) {
+        Object.assign(begun.watch, { onReport: (progress: StreamProgress) => context.heartbeat(progress), stopped });
+        return heartbeating(() => begun.outcome, () => begun.watch.latest);
+      }
       // The latest progress goes out with every chunk and, between chunks, on a timer.
       let latest: StreamProgress = { inputTokens: 0, outputChars: 0 };
-      return heartbeating(() => streamOnce(input, (progress) => { latest = progress; heartbeat(progress); }), () => latest);
+      return heartbeating(() => streamChatHop(deps, input, {
+        attempt: context.info.attempt, stopped, report: (progress) => { latest = progress; context.heartbeat(progress); },
+      }), () => latest);
     },
   };
+}
 
-  async function streamOnce(input: StreamChatInput, report: (progress: StreamProgress) => void): Promise<StreamChatOutcome | HopDenied> {
-    const attempt = activityInfo().attempt;
-    const sink = deps.streams.get(input.requestId);
-    const none: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
-    // Only the process holding the connection holds credits (nothing is held for a client already gone).
-    if (!sink) return { ...none, ending: 'not_here' };
-    if (sink.clientGone) return { ...none, nothingHeld: true };
+/** One stream hop: hold, stream the answer to the client, settle before its end is written. */
+async function streamChatHop(deps: StreamDeps, input: StreamChatInput, run: StreamHopRun): Promise<StreamHopOutcome> {
+  const { attempt, report } = run;
+  const sink = deps.streams.get(input.requestId);
+  const none: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
+  // Only the process holding the connection holds credits (nothing is held for a client already gone).
+  if (!sink) return { ...none, ending: 'not_here' };
+  if (sink.clientGone) return { ...none, nothingHeld: true };
 
-    const hold = await holdCredits(deps, { ...input.hold, endpoint: input.endpoint ?? 'chat.completions', model: input.model, body: input.body, requestId: input.requestId });
-    const denied = denialOf(hold, input);
-    if (denied) return denied;
-    // This hop's stream already ended and was billed (a retry after its end): it is never written twice.
-    if (hold.ok && hold.status === 'settled') return { ...none, chargeMicro: hold.chargedMicro ?? 0, settledMicro: hold.chargedMicro };
+  const hold = await holdCredits(deps, { ...input.hold, endpoint: input.endpoint ?? 'chat.completions', model: input.model, body: input.body, requestId: input.requestId });
+  const denied = denialOf(hold, input);
+  if (denied) return denied;
+  // This hop's stream already ended and was billed (a retry after its end): it is never written twice.
+  if (hold.ok && hold.status === 'settled') return { ...none, chargeMicro: hold.chargedMicro ?? 0, settledMicro: hold.chargedMicro };
 
-    const record = await deps.catalog.get(input.model);
-    if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
-    const format = chatStreamFormat(input.endpoint ?? 'chat.completions');
-    const body = await loadPayload(deps.storage, input.body);
-    const chatBody = format.chatBody(body);
-    const promptTokensEstimate = estimateTokens(promptCharacters(chatBody));
-    const abort = new AbortController();
-    sink.onClientGone(() => abort.abort());
+  const record = await deps.catalog.get(input.model);
+  if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
+  const format = chatStreamFormat(input.endpoint ?? 'chat.completions');
+  const body = await loadPayload(deps.storage, input.body);
+  const chatBody = format.chatBody(body);
+  const promptTokensEstimate = estimateTokens(promptCharacters(chatBody));
+  const abort = new AbortController();
+  sink.onClientGone(() => abort.abort());
+  run.signal?.addEventListener('abort', () => abort.abort(), { once: true });
 
-    let iterator: AsyncIterator<ChatStreamPart>;
-    let first: IteratorResult<ChatStreamPart>;
-    try {
-      const adapter = modelAdapter(deps.providers, record, 'chat');
-      const request = toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record);
-      iterator = streamChoices(adapter, request, choiceCount(chatBody), {
-        requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
-      })[Symbol.asyncIterator]();
-      first = await iterator.next();
-    } catch (err) {
-      if (sink.clientGone) return none;
-      throw err; // before the first byte: retried or fallen back under the one failure policy
-    }
-
-    const writer = format.writer(body, {
-      requestId: input.requestId, created: input.created, model: record.slug, send: (data, event) => sink.send(data, event), db: deps.db, workspaceId: input.workspaceId,
-    });
-    sink.start({
-      'x-model-used': record.slug,
-      ...(input.fallbackFrom ? { 'x-fallback-from': input.fallbackFrom, 'x-fallback-depth': String(input.fallbackDepth) } : {}),
-    });
-    writer.open();
-
-    let outputChars = 0;
-    let usage: { inputTokens: number; outputTokens: number } | null = null;
-    let finishReason: FinishReason | null = null;
-    let finishReasons: FinishReason[] | undefined;
-    let ending: StreamEnding = 'completed';
-    let error: string | undefined;
-    // Every chunk: the SDK sends the latest at its throttle interval (the workers set it to a second).
-    const beat = () => report({ inputTokens: promptTokensEstimate, outputChars });
-    try {
-      for (let step = first; !step.done; step = await iterator.next()) {
-        const part = step.value;
-        if (part.type === 'finish') {
-          finishReason = part.finishReason;
-          finishReasons = part.finishReasons;
-          if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
-        } else {
-          outputChars += part.type === 'text-delta' ? part.delta.length : part.argumentsDelta.length + (part.name?.length ?? 0);
-          writer.part(part);
-        }
-        if (sink.clientGone) break;
-        beat();
-      }
-    } catch (err) {
-      if (!sink.clientGone) {
-        ending = 'upstream_error';
-        // An untyped failure's own text (a stack's wording, an address) is not the client's to read.
-        const gw = err instanceof GatewayError ? err : new UpstreamError('The model stream broke off.', { kind: 'network', provider: record.provider });
-        error = gw.message;
-        writer.fail(gw);
-      }
-    }
-    if (sink.clientGone) {
-      ending = 'client_disconnected';
-      abort.abort();
-      await iterator.return?.().catch(() => undefined);
-    }
-
-    // The provider's count when it gave one; otherwise (and for cut-off streams) an estimate of what was generated.
-    const billed = usage && ending === 'completed'
-      ? usage
-      : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
-    const chargeMicro = chatCost(record, billed);
-    const progress: StreamProgress = { inputTokens: promptTokensEstimate, outputChars, final: { ending, ...billed, chargeMicro } };
-    report(progress);
-    // The books first: a crash after the last byte then bills what was delivered.
-    const settledMicro = await settleStream(deps, input.settlement, progress);
-    if (ending === 'completed') await writer.finish({ finishReason: finishReason ?? 'stop', finishReasons, usage: billed, chargeMicro });
-    if (ending !== 'client_disconnected') writer.close();
-    sink.end();
-    return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error, settledMicro };
+  let iterator: AsyncIterator<ChatStreamPart>;
+  let first: IteratorResult<ChatStreamPart>;
+  try {
+    const adapter = modelAdapter(deps.providers, record, 'chat');
+    const request = toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record);
+    iterator = streamChoices(adapter, request, choiceCount(chatBody), {
+      requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
+    })[Symbol.asyncIterator]();
+    first = await iterator.next();
+  } catch (err) {
+    if (sink.clientGone) return none;
+    throw err; // before the first byte: retried or fallen back under the one failure policy
   }
+  try {
+    await run.beforeFirstByte?.();
+  } catch (err) {
+    abort.abort();
+    await iterator.return?.().catch(() => undefined);
+    throw err;
+  }
+
+  const writer = format.writer(body, {
+    requestId: input.requestId, created: input.created, model: record.slug, send: (data, event) => sink.send(data, event), db: deps.db, workspaceId: input.workspaceId,
+  });
+  sink.start({
+    'x-model-used': record.slug,
+    ...(input.fallbackFrom ? { 'x-fallback-from': input.fallbackFrom, 'x-fallback-depth': String(input.fallbackDepth) } : {}),
+  });
+  writer.open();
+
+  let outputChars = 0;
+  let usage: { inputTokens: number; outputTokens: number } | null = null;
+  let finishReason: FinishReason | null = null;
+  let finishReasons: FinishReason[] | undefined;
+  let ending: StreamEnding = 'completed';
+  let error: string | undefined;
+  // Every chunk: the SDK sends the latest at its throttle interval (the workers set it to a second).
+  const beat = () => report({ inputTokens: promptTokensEstimate, outputChars });
+  try {
+    for (let step = first; !step.done; step = await iterator.next()) {
+      const part = step.value;
+      if (part.type === 'finish') {
+        finishReason = part.finishReason;
+        finishReasons = part.finishReasons;
+        if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
+      } else {
+        outputChars += part.type === 'text-delta' ? part.delta.length : part.argumentsDelta.length + (part.name?.length ?? 0);
+        writer.part(part);
+      }
+      if (sink.clientGone) break;
+      beat();
+    }
+  } catch (err) {
+    if (!sink.clientGone) {
+      ending = 'upstream_error';
+      // An untyped failure's own text (a stack's wording, an address) is not the client's to read.
+      const gw = err instanceof GatewayError ? err : new UpstreamError('The model stream broke off.', { kind: 'network', provider: record.provider });
+      error = gw.message;
+      writer.fail(gw);
+    }
+  }
+  if (sink.clientGone) {
+    ending = 'client_disconnected';
+    abort.abort();
+    await iterator.return?.().catch(() => undefined);
+  }
+
+  // The provider's count when it gave one; otherwise (and for cut-off streams) an estimate of what was generated.
+  const billed = usage && ending === 'completed'
+    ? usage
+    : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
+  const chargeMicro = chatCost(record, billed);
+  const progress: StreamProgress = { inputTokens: promptTokensEstimate, outputChars, final: { ending, ...billed, chargeMicro } };
+  report(progress);
+  // The books first: a crash after the last byte then bills what was delivered.
+  const settledMicro = await settleStream(deps, input.settlement, progress, run.stopped);
+  if (ending === 'completed') await writer.finish({ finishReason: finishReason ?? 'stop', finishReasons, usage: billed, chargeMicro });
+  if (ending !== 'client_disconnected') writer.close();
+  sink.end();
+  return { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, finishReason, error, settledMicro };
 }
 
 /**
@@ -188,7 +246,7 @@ export function createStreamActivities(deps: ActivityDeps & { streams: StreamReg
  * then bills what was delivered. Retried (still heartbeating) through a database outage for a while; past that the
  * workflow settles from this activity's result instead (null). Idempotent with the workflow's own settlement.
  */
-async function settleStream(deps: ActivityDeps, settlement: HopSettlement, progress: StreamProgress): Promise<number | null> {
+async function settleStream(deps: ActivityDeps, settlement: HopSettlement, progress: StreamProgress, stopped: () => boolean): Promise<number | null> {
   const ended = progress.final!;
   const usage: UsageRecord = {
     ...settlement.usage, ...streamUsageStatus(ended.ending), inputTokens: ended.inputTokens, outputTokens: ended.outputTokens,
@@ -196,7 +254,7 @@ async function settleStream(deps: ActivityDeps, settlement: HopSettlement, progr
   };
   const settled = await settlePatiently(() => settleAndSignal(deps, { reservationId: settlement.reservationId, chargeMicro: ended.chargeMicro, usage }), {
     patienceMs: STREAM_SETTLE_PATIENCE_MS,
-    stopped: () => Context.current().cancellationSignal.aborted,
+    stopped,
     gaveUp: (err) => log.warn({ err, reservationId: settlement.reservationId }, 'a stream could not record its usage; its workflow settles it'),
   });
   return settled?.chargedMicro ?? null;

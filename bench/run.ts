@@ -41,6 +41,8 @@ function variantEnv(name: string, mockUrl: string): Record<string, string> {
     case 'remote-activities': return { GATEWAY_ACTIVITY_MODE: 'remote' };
     case 'no-eager-start': return { GATEWAY_EAGER_START: 'false' };
     case 'history-results': return { GATEWAY_INPROCESS_RESULTS: 'false' };
+    // The first hop waits for its run's activity instead of holding and calling while the run starts.
+    case 'no-first-hop': return { GATEWAY_FIRST_HOP_AHEAD: 'false' };
     case 'baseline': return { GATEWAY_ACTIVITY_MODE: 'remote', GATEWAY_EAGER_START: 'false', GATEWAY_INPROCESS_RESULTS: 'false' };
     // Window counters (per-IP net, per-key rpm) in the machine's Redis, under a prefix of this run (the keys expire by themselves).
     case 'redis-counters': return { REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `bench-${process.pid}-${Date.now()}:` };

@@ -57,11 +57,13 @@ export interface GatewayConfig {
   redis?: { url: string; keyPrefix: string };
   /**
    * Latency switches of the request path (all on by default; the benchmark turns them off one by one):
-   * eager workflow start, local activities for ledger steps and model calls, in-process results.
+   * eager workflow start, local activities for ledger steps and model calls, in-process results, and the
+   * first hop begun while the run starts (activities/first-hop.ts; GATEWAY_FIRST_HOP_AHEAD).
    */
   eagerStart: boolean;
   activityMode: 'local' | 'remote';
   inProcessResults: boolean;
+  firstHopAhead: boolean;
   /**
    * Keys of the payload codec (TEMPORAL_CODEC_KEYS): the first encrypts, all decrypt. Absent: a development
    * key kept in the data dir (never in production, where the variable is required).
@@ -141,6 +143,7 @@ const schema = {
     GATEWAY_EAGER_START: { enum: ['true', 'false', '1', '0'] },
     GATEWAY_ACTIVITY_MODE: { enum: ['local', 'remote'] },
     GATEWAY_INPROCESS_RESULTS: { enum: ['true', 'false', '1', '0'] },
+    GATEWAY_FIRST_HOP_AHEAD: { enum: ['true', 'false', '1', '0'] },
     TEMPORAL_CODEC_KEYS: { type: 'string', pattern: `^${CODEC_KEY}(\\s*,\\s*${CODEC_KEY})*$` },
     OPERATOR_TOKEN: { type: 'string', pattern: '^[\\x21-\\x7e]{32,512}$' },
     CODEC_CORS_ORIGINS: { type: 'string', pattern: `^${ORIGIN}(\\s*,\\s*${ORIGIN})*$` },
@@ -220,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     eagerStart: bool(present.GATEWAY_EAGER_START, true),
     activityMode: (present.GATEWAY_ACTIVITY_MODE as 'local' | 'remote' | undefined) ?? 'local',
     inProcessResults: bool(present.GATEWAY_INPROCESS_RESULTS, true),
+    firstHopAhead: bool(present.GATEWAY_FIRST_HOP_AHEAD, true),
     codecKeys: present.TEMPORAL_CODEC_KEYS === undefined ? undefined : parseCodecKeys(present.TEMPORAL_CODEC_KEYS, 'TEMPORAL_CODEC_KEYS'),
     operatorToken: present.OPERATOR_TOKEN,
     codecCorsOrigins: present.CODEC_CORS_ORIGINS

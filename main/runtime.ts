@@ -17,6 +17,9 @@ import type { ProviderRegistry } from '../providers/registry';
 import { providersFromEnv } from './providers';
 import { createGatewayWorker, createStreamWorker } from '../worker/worker';
 import { ResultBroker } from '../activities/result-broker';
+import { FirstHops } from '../activities/first-hop';
+import { firstHopStarter } from '../activities';
+import { refund } from '../domain/ledger';
 import { StreamRegistry } from '../activities/stream-registry';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -82,13 +85,17 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const providers = opts.providers ?? providersFromEnv();
 
   const results = new ResultBroker();
+  // First hops begun by the API while their runs start eagerly on this process's worker (activities/first-hop.ts).
+  const firstHops = opts.api && opts.worker && opts.config.eagerStart && opts.config.inProcessResults && opts.config.firstHopAhead && opts.config.activityMode === 'local'
+    ? new FirstHops((reservationId, reason) => refund(db, { reservationId, reason }))
+    : undefined;
   // Streams this process holds. The main worker gets the stream activities too, bound to this registry:
   // eagerly dispatched, a stream activity then runs right here without a trip through the server.
   const streamRegistry = new StreamRegistry();
   let worker: Worker | null = null;
   const running: Array<{ worker: Worker; run: Promise<void> }> = [];
   if (opts.worker) {
-    const deps = { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, observer: metrics?.activityObserver, results, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } };
+    const deps = { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, observer: metrics?.activityObserver, results, firstHops, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } };
     worker = await createGatewayWorker({
       connection: temporal.connection,
       namespace: temporal.namespace,
@@ -128,7 +135,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     };
     const streamWorker = await createStreamWorker({
       connection: temporal.connection, namespace: temporal.namespace, dataConverter: temporal.dataConverter, taskQueue: streaming.taskQueue,
-      deps: { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, streams: streaming.registry, observer: metrics?.activityObserver },
+      deps: { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, streams: streaming.registry, observer: metrics?.activityObserver, firstHops },
       tracing,
     });
     // Stopped first: streams end before the workers whose workflows wait for them.
@@ -138,6 +145,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       temporal: { client: temporal.client, taskQueue: opts.config.temporalTaskQueue },
       // In-process results only help when this process also runs the worker that eagerly takes the run.
       results: opts.worker && opts.config.inProcessResults ? results : null,
+      firstHop: firstHops ? firstHopStarter({
+        db, catalog, storage, providers, streams: streamRegistry, firstHops, watcherTaskQueue: opts.config.temporalTaskQueue, watcherClient: temporal.client,
+      }) : null,
       isProviderConfigured: (id) => providers.isConfigured(id),
       operators: { codec, token: resolveOperatorToken(opts.config) },
       metrics, tracing,

@@ -15,18 +15,19 @@ const commands = {
   test: 'dist/scripts/test.js',
   api: 'dist/main/api.js',
   worker: 'dist/main/worker.js',
+  'api-worker': 'dist/main/api-worker.js',
   cli: 'dist/cli/gateway.js',
   bench: 'dist/bench/run.js',
 };
 
 /**
- * How a gateway process runs (start, api, worker, and the bench's gateway, bench/run.ts): Node and allocator
+ * How a gateway process runs (start, api, worker, api-worker, and the bench's gateway, bench/run.ts): Node and allocator
  * settings that lower its resident memory without costing throughput, measured in bench/README.md
  * "Memory". They must be in place when the process starts, so these commands run in a child process.
  */
 const GATEWAY_NODE_FLAGS = ['--max-old-space-size=512', '--max-semi-space-size=8'];
 const GATEWAY_ENV = { MALLOC_ARENA_MAX: '2' };
-const GATEWAY_COMMANDS = new Set(['start', 'api', 'worker']);
+const GATEWAY_COMMANDS = new Set(['start', 'api', 'worker', 'api-worker']);
 
 function say(line) {
   process.stderr.write(`[bootstrap] ${line}\n`);
@@ -121,8 +122,8 @@ function main() {
   ensureDependencies();
   if (process.env.GATEWAY_SKIP_BUILD !== '1') {
     build();
-    if (name === 'start' || name === 'test' || name === 'api') buildWeb();
-    if (name === 'start' || name === 'test' || name === 'worker' || name === 'bench') buildWorkflowBundles();
+    if (name === 'start' || name === 'test' || name === 'api' || name === 'api-worker') buildWeb();
+    if (name === 'start' || name === 'test' || name === 'worker' || name === 'api-worker' || name === 'bench') buildWorkflowBundles();
   }
   if (GATEWAY_COMMANDS.has(name)) {
     runGateway(target, process.argv.slice(3));

@@ -10,6 +10,7 @@ import type { StreamActivities } from '../activities';
 import type { StreamChatOutcome, StreamProgress } from '../activities/stream-chat';
 import { isDenied, ledger, serveAlongChain, type HopRecord, type HopServed, type ModelRequestInput } from './request-steps';
 import { streamUsageStatus } from '../domain/usage-record';
+import { streamHopInput } from './hop-inputs';
 
 export interface ChatStreamInput extends ModelRequestInput {
   /** Task queue of the API process that holds the client's connection. */
@@ -62,12 +63,8 @@ export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatSt
   const startedAt = Date.now();
   const { detail, ...result } = await serveAlongChain<StreamChatOutcome['ending']>(input, {
     releaseReason: 'stream failed before its first byte',
-    async call(model, depth, ticket) {
-      const args = {
-        requestId: input.requestId, endpoint: input.endpoint, model, body: input.body, created: input.created,
-        fallbackFrom: depth > 0 ? input.chain[0] : null, fallbackDepth: depth, simulate: input.simulate, workspaceId: input.workspaceId,
-        ...ticket,
-      };
+    async call(_model, depth, ticket) {
+      const args = streamHopInput(input, depth, ticket);
       let outcome = input.localWorker ? await streamHere.streamChat(args) : NOT_HERE;
       if (!isDenied(outcome) && outcome.ending === 'not_here') outcome = await stream.streamChat(args);
       if (isDenied(outcome)) return outcome;

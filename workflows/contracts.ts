@@ -24,6 +24,11 @@ export const pingWorkflowId = (requestId: string): string => `ping-${requestId}`
 export const IDEMPOTENT_REQUEST_PREFIX = 'idem';
 export const MONTHLY_GRANT_SCHEDULE_ID = 'monthly-credit-grants';
 
+/** The reservation id of a request's hop: `<workflow id>:<depth>` (the hold sweeper reads the workflow id back from it). */
+export function hopReservationId(workflowId: string, depth: number): string {
+  return `${workflowId}:${depth}`;
+}
+
 export function budgetWatcherId(workspaceId: string): string {
   return `budget-${workspaceId}`;
 }

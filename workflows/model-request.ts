@@ -9,15 +9,13 @@
  */
 import { activitiesFor, requestResult, serveAlongChain, servedHop, type ModelRequestInput, type ModelRequestResult } from './request-steps';
 import { reportingToCaller } from './result-sinks';
+import { plainHopInput } from './hop-inputs';
 
 export type { HopRecord, ModelRequestInput, ModelRequestResult } from './request-steps';
 
 export async function modelRequestWorkflow(input: ModelRequestInput): Promise<ModelRequestResult> {
   const { models } = activitiesFor(input);
   return reportingToCaller(async () => requestResult(await serveAlongChain(input, {
-    call: async (model, _depth, ticket) => servedHop(await models.serveHop({
-      endpoint: input.endpoint, model, body: input.body, requestId: input.requestId, created: input.created,
-      simulate: input.simulate, workspaceId: input.workspaceId, ...ticket,
-    })),
+    call: async (_model, depth, ticket) => servedHop(await models.serveHop(plainHopInput(input, depth, ticket))),
   })));
 }

@@ -11,6 +11,9 @@ import type { PayloadRef } from '../activities/request-io';
 import type { CallResult, RequestAnswer, ServeHopResult } from '../activities/requests';
 import type { HopDenied, HopHold, HopSettlement } from '../activities/hop';
 import type { SimulationDirective } from '../providers/types';
+import { hopTicket, usageBase } from './hop-inputs';
+
+export { usageBase } from './hop-inputs';
 
 /**
  * Ledger steps are idempotent (keyed by reservation id), so they are retried until they succeed: a hold
@@ -77,21 +80,9 @@ export interface HopRecord {
   reason?: string;
 }
 
-export function usageBase(input: ModelRequestInput) {
-  return {
-    requestId: input.requestId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, endpoint: input.endpoint,
-    modelRequested: input.chain[0], clientRequestId: input.clientRequestId ?? null, userId: input.userId ?? null,
-  };
-}
-
 /** Whether a hop called no model (its hold was refused, or had already ended). */
 export function isDenied(outcome: object): outcome is HopDenied {
   return 'denied' in outcome;
-}
-
-/** The reservation id of a hop's hold: `<workflow id>:<depth>` (the hold sweeper reads the workflow id back from it). */
-export function holdId(depth: number): string {
-  return `${workflowInfo().workflowId}:${depth}`;
 }
 
 /** Records a request no model served and fails the run with the last upstream error. */
@@ -166,15 +157,6 @@ export interface ChainCall<T> {
   abandonOn?(err: unknown, reservationId: string, depth: number): Promise<boolean>;
 }
 
-/** The hold and the usage record's fixed fields of the hop at `depth`. */
-export function hopTicket(input: ModelRequestInput, depth: number, startedAt: number): HopTicket {
-  const reservationId = holdId(depth);
-  return {
-    hold: { reservationId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, allowedModels: input.allowedModels },
-    settlement: { reservationId, usage: { ...usageBase(input), modelUsed: input.chain[depth], fallbackDepth: depth }, startedAt },
-  };
-}
-
 /**
  * The request's walk along [requested, ...fallback chain]: each hop holds its credits, calls its model and
  * settles the answer at its exact price (with its usage record) in one activity; on a failure whose error
@@ -194,7 +176,7 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
   try {
     for (let depth = 0; depth < input.chain.length; depth++) {
       const model = input.chain[depth];
-      const ticket = hopTicket(input, depth, startedAt);
+      const ticket = hopTicket(input, depth, startedAt, workflowInfo().workflowId);
       const reservationId = ticket.hold.reservationId;
       // Open from the moment the hop starts: a run cancelled or failing while the hop runs gives it back.
       open = reservationId;

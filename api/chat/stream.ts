@@ -7,7 +7,8 @@
 import { InvalidRequestError } from '../../core/errors';
 import type { chatStreamWorkflow, ChatStreamInput, ChatStreamResult } from '../../workflows/chat-stream';
 import type { AppDeps, GatewayContext } from '../http/context';
-import { requestInput, startRequestWorkflow } from '../requests/start';
+import { abandonUnlessStarted, requestInput, startRequestWorkflow } from '../requests/start';
+import { hopTicket, streamHopInput } from '../../workflows/hop-inputs';
 import type { Endpoint } from '../../endpoints/types';
 import { runResult } from '../requests/outcome';
 import { requestWorkflowId } from '../../workflows/contracts';
@@ -27,12 +28,23 @@ export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: 
   const phases = new RequestPhases(ctx);
   phases.end('admission');
   const sink = deps.streaming.registry.open(requestId, ctx.res, () => { ctx.respond = false; });
+  const workflowId = requestWorkflowId(requestId);
+  // The first hop holds and opens the upstream stream while the run starts; its first byte waits for the run.
+  const firstHop = deps.firstHop?.chatStream(streamHopInput(input, 0, hopTicket(input, 0, Date.now(), workflowId))) ?? null;
   try {
-    const handle = await startRequestWorkflow<typeof chatStreamWorkflow>(ctx, deps, 'chatStreamWorkflow', {
-      workflowId: requestWorkflowId(requestId), args: [input], model: req.model, endpoint: req.endpoint, workflowExecutionTimeout: '45 minutes',
-    });
-    // Before the stream activity can run (its task comes back with the start), so it goes out with the first byte.
+    let handle;
+    try {
+      handle = await startRequestWorkflow<typeof chatStreamWorkflow>(ctx, deps, 'chatStreamWorkflow', {
+        workflowId, args: [input], model: req.model, endpoint: req.endpoint, workflowExecutionTimeout: '45 minutes',
+      });
+    } catch (err) {
+      if (firstHop) abandonUnlessStarted(firstHop, err);
+      throw err;
+    }
+    // Before the first byte can go out (the run exists now), so it goes out with it.
     phases.end('start');
+    // Wherever the run's task went, its stream activity comes to this process (the one holding the connection).
+    firstHop?.confirm();
     const result = runResult<ChatStreamResult>(handle, { requestId, joined: false, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
     // Before the first byte, a failed workflow is an ordinary error response (status and JSON body).
     await Promise.race([sink.whenStarted(), result]);

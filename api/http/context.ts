@@ -10,6 +10,7 @@ import type { ObjectStorage } from '../../infra/storage';
 import type { AuthContext } from './auth';
 import type { StreamRegistry } from '../../activities/stream-registry';
 import type { ResultBroker } from '../../activities/result-broker';
+import type { FirstHopStarter } from '../../activities';
 import type { GatewayMetrics } from '../../infra/metrics';
 import type { Tracing } from '../../infra/tracing';
 import type { WindowCounters } from '../../domain/rate-limits';
@@ -28,6 +29,11 @@ export interface AppDeps {
   streaming: { registry: StreamRegistry; taskQueue: string; localWorker: boolean };
   /** Outcomes of workflows this process's own worker runs, handed over in-process (null: poll the server). */
   results: ResultBroker | null;
+  /**
+   * Begins a request's first hop while its run starts, for the hop's activity on this process's worker to
+   * claim (activities/first-hop.ts); absent or null where runs do not start eagerly on this process.
+   */
+  firstHop?: FirstHopStarter | null;
   /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */
   isProviderConfigured: (providerId: string) => boolean;
   /** The operators' codec endpoint: the payload codec it runs, and its bearer token (null: the endpoint is off). */

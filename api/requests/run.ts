@@ -10,11 +10,13 @@ import { loadPayload } from '../../activities/request-io';
 import type { ModelRecord } from '../../catalog/types';
 import { microToCredits } from '../../core/money';
 import { eligibleModel } from '../../domain/model-eligibility';
-import type { modelRequestWorkflow } from '../../workflows/model-request';
-import type { RequestAnswer } from '../../activities/requests';
+import type { modelRequestWorkflow, ModelRequestInput } from '../../workflows/model-request';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
-import { requestInput, startRequestWorkflow } from './start';
+import { abandonUnlessStarted, requestInput, startRequestWorkflow } from './start';
+import { answerOfHop, type RequestAnswer } from '../../activities/requests';
+import type { FirstHopStarter } from '../../activities';
+import { hopTicket, plainHopInput } from '../../workflows/hop-inputs';
 import { readJsonBody } from '../http/body';
 import { awaitOutcome, expectOutcome } from './outcome';
 import { RequestPhases } from '../http/server-timing';
@@ -47,6 +49,8 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
   }
 
   const expectation = replay ? null : expectOutcome(deps.results, workflowId);
+  // The first hop holds and calls while the run starts (a run joined by its Idempotency-Key may have done so already).
+  const firstHop = idempotencyKey || !deps.firstHop ? null : beginPlainHop(deps.firstHop, workflowId, input);
   const phases = new RequestPhases(ctx);
   phases.end('admission');
   let handle: WorkflowHandle<typeof modelRequestWorkflow> & { eagerlyStarted?: boolean };
@@ -58,16 +62,39 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
     });
   } catch (err) {
     expectation?.cancel();
+    if (firstHop) abandonUnlessStarted(firstHop.hop, err);
     if (!(idempotencyKey && err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     handle = deps.temporal.client.workflow.getHandle<typeof modelRequestWorkflow>(workflowId);
     replay = true;
   }
   phases.end('start');
-  const result = await awaitOutcome(handle, expectation, { requestId, joined: replay, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
+  // Started eagerly, the run is this process's: the first hop settles now and its answer is the run's.
+  const answered = firstHop && handle.eagerlyStarted ? await firstHop.answer() : null;
+  if (answered) expectation?.cancel();
+  const result: RequestAnswer = answered ?? await awaitOutcome<typeof modelRequestWorkflow>(handle, expectation, { requestId, joined: replay, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
   phases.end('run');
   applyResultHeaders(ctx, result);
   if (replay) ctx.set('x-idempotent-replayed', 'true');
   return result;
+}
+
+/**
+ * A plain request's first hop, begun beside its run's start (activities/first-hop.ts) exactly as the run
+ * would build it (workflows/hop-inputs.ts). Its answer, once the run was started eagerly here, is the run's:
+ * the hop's activity claims the same outcome.
+ */
+function beginPlainHop(starter: FirstHopStarter, workflowId: string, input: ModelRequestInput) {
+  const hopInput = plainHopInput(input, 0, hopTicket(input, 0, Date.now(), workflowId));
+  const hop = starter.plain(hopInput);
+  return {
+    hop,
+    /** Confirms the run here and waits for the hop: its answer when it served and settled, else null (the run decides). */
+    async answer(): Promise<RequestAnswer | null> {
+      hop.confirm();
+      const outcome = await hop.outcome.catch(() => null);
+      return outcome ? answerOfHop(hopInput, outcome) : null;
+    },
+  };
 }
 
 export function applyResultHeaders(ctx: GatewayContext, result: Omit<RequestAnswer, 'response'>): void {

@@ -12,6 +12,7 @@ import type { ModelRequestInput } from '../../workflows/model-request';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { requestSearchAttributes } from './workflow-ids';
 import { outcomeUnknown } from './outcome';
+import { GatewayError } from '../../core/errors';
 
 /** The `x-simulate-failure` / `x-simulate-fail-times` headers (honoured by the simulated provider only). */
 export function simulationDirective(ctx: GatewayContext): SimulationDirective | undefined {
@@ -64,4 +65,13 @@ export function startRequestWorkflow<W extends Workflow>(
   } as WorkflowStartOptions<W>).catch((err: unknown) => {
     throw isGrpcDeadlineError(err) ? outcomeUnknown({ requestId, joined: false }) : err;
   });
+}
+
+/**
+ * A first hop (activities/first-hop.ts) whose run could not be started stops and gives its hold back; one
+ * whose start's outcome is unknown (the run may exist) is left to that run, or to the hold sweeper.
+ */
+export function abandonUnlessStarted(hop: { abandon(reason: string): void }, startError: unknown): void {
+  if (startError instanceof GatewayError && startError.code === 'outcome_unknown') return;
+  hop.abandon('its run could not be started');
 }

@@ -27,9 +27,10 @@ interface ClientView {
   retryAfter?: string | null;
 }
 
-async function send(tenant: FaultTenant, path: string, init: RequestInit): Promise<ClientView> {
+/** One request through the API process, or through the gateway process at base URL `at`. */
+async function send(tenant: FaultTenant, path: string, init: RequestInit, at?: string): Promise<ClientView> {
   try {
-    const res = await tenant.fetch(path, init);
+    const res = await (at ? tenant.fetchAt(at, path, init) : tenant.fetch(path, init));
     const body = (await res.json().catch(() => null)) as { error?: { code?: string } } | null;
     return { status: res.status, requestId: res.headers.get('x-request-id'), code: body?.error?.code, retryAfter: res.headers.get('retry-after') };
   } catch {
@@ -208,6 +209,36 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     for (const k of traced) expect((await finalOutcome(t, k.trace)).status).to.equal('succeeded');
     report.push({ fault: 'api killed mid-request', clients: tally(lost), retriedWithKey: retried.length, recoveredMs: Date.now() - killedAt });
     expect(await settledCount(t.workspaceId)).to.equal(15);
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
+  it('an API+worker process asked while Temporal is down, then killed mid-request: first hops give their holds back or end in their runs, each charged once', async () => {
+    const t = await tenant();
+    await stack.startApiWorker();
+    const sendAt = (path: string, init: RequestInit) => send(t, path, init, stack.apiWorkerUrl);
+
+    // The first hop holds while its run's start fails: the hold is given back at once, nothing is charged.
+    await stack.killTemporal();
+    const refused = await sendAt('/v1/chat/completions', { method: 'POST', headers: json, body: chatBody('while Temporal is down') });
+    await stack.startTemporal();
+    expect(refused.status, JSON.stringify(refused)).to.be.oneOf([503, 504]);
+    const refusedHolds = await stack.db('reservations').where({ request_id: refused.requestId });
+    if (refused.code === 'temporal_unavailable') expect(refusedHolds.map((r) => r.status)).to.deep.equal(['released']);
+
+    // Killed while its first hops wait on the model: each run's task moves to the worker process, which holds
+    // (the same reservation), calls and settles; every request ends succeeded, charged once.
+    const traced = Array.from({ length: 8 }, (_, i) => `api-worker-${t.workspaceId}-${i}`);
+    const inFlight = traced.map((trace, i) => sendAt('/v1/chat/completions', {
+      method: 'POST', headers: { ...slowChat(3000), 'x-request-id': trace }, body: chatBody(`api-worker ${i}`),
+    }));
+    await waitForHolds(t, 8);
+    await stack.killApiWorker();
+    const killedAt = Date.now();
+    const lost = await Promise.all(inFlight);
+    expect(lost.every((v) => v.status === 'connection lost')).to.equal(true);
+    for (const trace of traced) expect((await finalOutcome(t, trace)).status).to.equal('succeeded');
+    report.push({ fault: 'api-worker: temporal down at start, then killed mid-request', refused: tally([refused]), clients: tally(lost), recoveredMs: Date.now() - killedAt });
+    expect(await settledCount(t.workspaceId)).to.equal(8);
     await expectBooksBalanced([t.workspaceId]);
   });
 

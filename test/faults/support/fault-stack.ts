@@ -1,8 +1,10 @@
 /**
  * A gateway as separate processes, for breaking its parts one at a time: a Temporal dev server keeping its
  * state in a SQLite file, MinIO, a fresh Postgres database on the local server, and the API and the worker
- * each in a process of its own (`node dist/main/api.js`, `node dist/main/worker.js`). Every part can be
- * killed (SIGKILL, by the pid this module started) or stopped, and started again on the same address.
+ * each in a process of its own (`node dist/main/api.js`, `node dist/main/worker.js`); on demand also an API
+ * and worker in one process (`node dist/main/api-worker.js`, the shape `npm start` runs) on an address of its
+ * own. Every part can be killed (SIGKILL, by the pid this module started) or stopped, and started again on
+ * the same address.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,6 +28,8 @@ export interface FaultTenant {
   key: string;
   /** fetch against the API process with this tenant's key. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** The same against another gateway process (base URL `at`). */
+  fetchAt(at: string, path: string, init?: RequestInit): Promise<Response>;
 }
 
 /** The pid of the program a watchdog wrapper (stack/processes.ts) runs: the one to SIGKILL. */
@@ -57,12 +61,15 @@ export class FaultStack {
   /** What the simulated provider remembers (video submissions), shared by every worker process. */
   readonly simulatorDir = path.join(this.dir, 'simulator');
   apiUrl = '';
+  /** The combined API+worker process's base URL, while it runs. */
+  apiWorkerUrl = '';
   private knex: Knex | null = null;
-  private ports!: { temporal: number; temporalUi: number; minio: number; minioConsole: number; api: number };
+  private ports!: { temporal: number; temporalUi: number; minio: number; minioConsole: number; api: number; apiWorker: number };
   private temporal: ManagedProcess | null = null;
   private minio: ManagedProcess | null = null;
   private api: ManagedProcess | null = null;
   private worker: ManagedProcess | null = null;
+  private apiWorker: ManagedProcess | null = null;
   private readonly tools = (() => {
     const { cacheDir } = loadConfig();
     return { temporal: ensureGoTool(TEMPORAL_CLI, cacheDir), minio: ensureGoTool(MINIO, cacheDir) };
@@ -70,7 +77,7 @@ export class FaultStack {
 
   static async start(): Promise<FaultStack> {
     const stack = new FaultStack();
-    stack.ports = { temporal: await freePort(), temporalUi: await freePort(), minio: await freePort(), minioConsole: await freePort(), api: await freePort() };
+    stack.ports = { temporal: await freePort(), temporalUi: await freePort(), minio: await freePort(), minioConsole: await freePort(), api: await freePort(), apiWorker: await freePort() };
     await createDatabaseIfMissing(ADMIN_URL, stack.dbName);
     await Promise.all([stack.startTemporal(), stack.startMinio()]);
     await stack.startWorker(); // migrates the database
@@ -123,18 +130,34 @@ export class FaultStack {
     this.minio = null;
   }
 
-  private async startGateway(part: 'api' | 'worker', extra: NodeJS.ProcessEnv): Promise<ManagedProcess> {
+  private async startGateway(part: 'api' | 'worker' | 'api-worker', extra: NodeJS.ProcessEnv): Promise<ManagedProcess> {
     const logFile = path.join(this.dir, 'logs', `${part}.log`);
     const before = fs.existsSync(logFile) ? fs.statSync(logFile).size : 0;
     const proc = startProcess(part, process.execPath, [path.join(repoRoot, 'dist', 'main', `${part}.js`)], { logFile, env: this.env(extra), cwd: repoRoot });
-    const ready = part === 'api' ? /\[api\] listening on (http:\/\/\S+)\/v1/ : /\[worker\] polling task queue/;
+    const ready = part === 'worker' ? /\[worker\] polling task queue/ : new RegExp(`\\[${part}\\] listening on (http://\\S+)/v1`);
     let match: RegExpExecArray | null = null;
     await waitUntil(`the ${part} process`, async () => {
       match = ready.exec(fs.readFileSync(logFile, 'utf8').slice(before));
       return match !== null;
     }, { timeoutMs: 120_000, proc });
     if (part === 'api') this.apiUrl = match![1];
+    if (part === 'api-worker') this.apiWorkerUrl = match![1];
     return proc;
+  }
+
+  /** An API and a worker in one process (runs start eagerly on it, first hops begin in it), on its own port. */
+  async startApiWorker(extra: NodeJS.ProcessEnv = {}): Promise<void> {
+    this.apiWorker = await this.startGateway('api-worker', { PORT: String(this.ports.apiWorker), ...extra });
+  }
+
+  async killApiWorker(): Promise<void> {
+    await killHard(this.apiWorker!, 'api-worker.js');
+    this.apiWorker = null;
+  }
+
+  async stopApiWorker(): Promise<void> {
+    await this.apiWorker?.stop();
+    this.apiWorker = null;
   }
 
   async startApi(extra: NodeJS.ProcessEnv = {}): Promise<void> {
@@ -195,11 +218,12 @@ export class FaultStack {
     return {
       workspaceId: ws.id, keyId: key.id, key: key.key,
       fetch: (p, init = {}) => fetch(`${this.apiUrl}${p}`, { ...init, headers: { authorization: `Bearer ${key.key}`, ...(init.headers ?? {}) } }),
+      fetchAt: (at, p, init = {}) => fetch(`${at}${p}`, { ...init, headers: { authorization: `Bearer ${key.key}`, ...(init.headers ?? {}) } }),
     };
   }
 
   async stop(): Promise<void> {
-    for (const proc of [this.api, this.worker, this.minio, this.temporal]) await proc?.stop().catch(() => undefined);
+    for (const proc of [this.api, this.apiWorker, this.worker, this.minio, this.temporal]) await proc?.stop().catch(() => undefined);
     await this.knex?.destroy().catch(() => undefined);
     await this.allowPostgres().catch(() => undefined);
     await dropDatabase(ADMIN_URL, this.dbName).catch(() => undefined);
