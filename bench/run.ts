@@ -34,7 +34,7 @@ const VARIANT_NAMES = (args.get('variants') ?? 'default,metrics-off,tracing').sp
 
 function variantEnv(name: string, mockUrl: string): Record<string, string> {
   switch (name) {
-    case 'default': case 'untuned': return {};
+    case 'default': case 'untuned': case 'sandbox-watchdog': return {};
     case 'metrics-off': return { METRICS_ENABLED: 'false' };
     // Spans exported over OTLP/HTTP to the mock, which swallows them.
     case 'tracing': return { OTEL_EXPORTER_OTLP_ENDPOINT: mockUrl };
@@ -52,9 +52,15 @@ function variantEnv(name: string, mockUrl: string): Record<string, string> {
   }
 }
 
-/** The gateway's process settings (Node flags, allocator), as `npm start` runs it; `untuned` runs without them. */
-const { GATEWAY_NODE_FLAGS, GATEWAY_ENV } = require(path.join(repoRoot, 'scripts', 'bootstrap.js')) as { GATEWAY_NODE_FLAGS: string[]; GATEWAY_ENV: Record<string, string> };
+/**
+ * The gateway's process settings, as `npm start` runs it: memory (Node flags, allocator; `untuned` runs
+ * without them) and the sandbox preload (worker/sandbox-calls.ts; `sandbox-watchdog` runs without it).
+ */
+const { GATEWAY_MEMORY_FLAGS, GATEWAY_PRELOAD_FLAGS, GATEWAY_ENV } = require(path.join(repoRoot, 'scripts', 'bootstrap.js')) as {
+  GATEWAY_MEMORY_FLAGS: string[]; GATEWAY_PRELOAD_FLAGS: string[]; GATEWAY_ENV: Record<string, string>;
+};
 const tuned = (name: string) => name !== 'untuned';
+const nodeFlags = (name: string) => [...(tuned(name) ? GATEWAY_MEMORY_FLAGS : []), ...(name === 'sandbox-watchdog' ? [] : GATEWAY_PRELOAD_FLAGS)];
 
 const PROFILE_DIR = args.has('profile') ? path.join(repoRoot, 'bench', 'profiles') : null;
 
@@ -202,7 +208,7 @@ async function main(): Promise<void> {
         DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress,
         S3_ENDPOINT: stack.s3.endpoint, S3_ACCESS_KEY_ID: stack.s3.accessKeyId, S3_SECRET_ACCESS_KEY: stack.s3.secretAccessKey, S3_BUCKET: stack.s3.bucket,
         OPENAI_BASE_URL: `${mock.info.url}/v1`, OPENAI_API_KEY: 'bench',
-      }, [...(tuned(name) ? GATEWAY_NODE_FLAGS : []), ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [])]);
+      }, [...nodeFlags(name), ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [])]);
       try {
         const pid = gateway.child.pid!;
         const target = { url: `${gateway.info.url}/v1/chat/completions`, headers: { authorization: `Bearer ${gateway.info.key}` } };

@@ -23,9 +23,13 @@ const commands = {
 /**
  * How a gateway process runs (start, api, worker, api-worker, and the bench's gateway, bench/run.ts): Node and allocator
  * settings that lower its resident memory without costing throughput, measured in bench/README.md
- * "Memory". They must be in place when the process starts, so these commands run in a child process.
+ * "Memory", and the preload that spares the workflow sandbox a watchdog thread per call. They must be in
+ * place when the process starts, so these commands run in a child process.
  */
-const GATEWAY_NODE_FLAGS = ['--max-old-space-size=512', '--max-semi-space-size=8'];
+const GATEWAY_MEMORY_FLAGS = ['--max-old-space-size=512', '--max-semi-space-size=8'];
+/** Calls into the workflow sandbox without a watchdog thread each (worker/sandbox-calls.ts; bench/README.md). */
+const GATEWAY_PRELOAD_FLAGS = ['--require', path.join(root, 'dist', 'worker', 'sandbox-calls.js')];
+const GATEWAY_NODE_FLAGS = [...GATEWAY_MEMORY_FLAGS, ...GATEWAY_PRELOAD_FLAGS];
 const GATEWAY_ENV = { MALLOC_ARENA_MAX: '2' };
 const GATEWAY_COMMANDS = new Set(['start', 'api', 'worker', 'api-worker']);
 
@@ -144,5 +148,5 @@ function runGateway(target, args) {
 }
 
 // Exported before main() runs: the bench, required by main(), reads the gateway's settings from here.
-module.exports = { ensureDependencies, build, buildWeb, buildWorkflowBundles, GATEWAY_NODE_FLAGS, GATEWAY_ENV };
+module.exports = { ensureDependencies, build, buildWeb, buildWorkflowBundles, GATEWAY_NODE_FLAGS, GATEWAY_MEMORY_FLAGS, GATEWAY_PRELOAD_FLAGS, GATEWAY_ENV };
 if (require.main === module) main();

@@ -21,6 +21,7 @@ import { freePort, startProcess, waitUntil, type ManagedProcess } from '../../..
 import { startTemporalDevServer } from '../../../stack/temporal';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+const { GATEWAY_NODE_FLAGS, GATEWAY_ENV } = require(path.join(repoRoot, 'scripts', 'bootstrap.js')) as { GATEWAY_NODE_FLAGS: string[]; GATEWAY_ENV: Record<string, string> };
 
 export interface FaultTenant {
   workspaceId: string;
@@ -133,7 +134,10 @@ export class FaultStack {
   private async startGateway(part: 'api' | 'worker' | 'api-worker', extra: NodeJS.ProcessEnv): Promise<ManagedProcess> {
     const logFile = path.join(this.dir, 'logs', `${part}.log`);
     const before = fs.existsSync(logFile) ? fs.statSync(logFile).size : 0;
-    const proc = startProcess(part, process.execPath, [path.join(repoRoot, 'dist', 'main', `${part}.js`)], { logFile, env: this.env(extra), cwd: repoRoot });
+    // With the process settings `npm start` gives a gateway process (its sandbox preload included).
+    const proc = startProcess(part, process.execPath, [...GATEWAY_NODE_FLAGS, path.join(repoRoot, 'dist', 'main', `${part}.js`)], {
+      logFile, env: { ...this.env(extra), ...GATEWAY_ENV }, cwd: repoRoot,
+    });
     const ready = part === 'worker' ? /\[worker\] polling task queue/ : new RegExp(`\\[${part}\\] listening on (http://\\S+)/v1`);
     let match: RegExpExecArray | null = null;
     await waitUntil(`the ${part} process`, async () => {
