@@ -18,6 +18,7 @@ import { loadPayload, storePayload, type PayloadRef } from './request-io';
 import type { SimulationDirective } from '../providers/types';
 import { LEDGER_PATIENCE_MS, patiently, serveHop, type HoldAnswer, type HoldInput, type HopCalled, type HopDenied, type HopHold, type HopSettlement } from './hop';
 import type { FirstHop, FirstHops } from './first-hop';
+import { readStreamProgress, type StreamProgressRecord } from '../domain/stream-progress';
 
 /** One hop of a plain request: its call, who holds, and how to settle it. */
 export interface ServeHopInput extends CallInput {
@@ -190,6 +191,11 @@ export function createRequestActivities(deps: ActivityDeps) {
       const record = await deps.catalog.get(input.model);
       if (!record) return 0;
       return chatCost(record, input);
+    },
+
+    /** What a stream served as a local activity last wrote of its progress (its process died mid-stream); null if nothing. */
+    async streamProgress(input: { reservationId: string }): Promise<StreamProgressRecord | null> {
+      return readStreamProgress(deps.db, input.reservationId);
     },
 
     /** Reads a stored response back (the API does this for offloaded results). */

@@ -10,7 +10,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { chatCost } from '../catalog/pricing';
-import type { StreamRegistry } from './stream-registry';
+import type { StreamRegistry, StreamSink } from './stream-registry';
+import { forgetStreamProgress, recordStreamProgress, throttledProgressWriter } from '../domain/stream-progress';
 import { withFileContents } from '../endpoints/chat/handler';
 import { choiceCount, promptCharacters, toChatRequest } from '../endpoints/chat/request';
 import { streamChoices } from '../endpoints/chat/choices';
@@ -116,19 +117,34 @@ export function beginChatStreamHop(deps: StreamDeps & { firstHops: FirstHops }, 
 
 export function createStreamActivities(deps: StreamDeps) {
   return {
+    /**
+     * One stream hop. As an ordinary activity its running usage goes out in heartbeats (with every chunk and,
+     * between chunks, on a timer); as a local activity, which cannot heartbeat, to Postgres at most once a
+     * second (domain/stream-progress.ts). Either way a process that dies mid-stream is billed what it sent.
+     */
     async streamChat(input: StreamChatInput): Promise<StreamHopOutcome> {
       const context = Context.current();
       const stopped = () => context.cancellationSignal.aborted;
-      // The same hop begun here while the run started: heartbeat its progress until it ends, and return its outcome.
-      const begun = deps.firstHops?.claim<StreamHopOutcome, StreamWatch>(input.hold.reservationId, input.model);
+      const reservationId = input.hold.reservationId;
+      const persisted = context.info.isLocal ? throttledProgressWriter((progress) => recordStreamProgress(deps.db, reservationId, progress)) : null;
+      const report = (progress: StreamProgress) => (persisted ? persisted.report(progress) : context.heartbeat(progress));
+      const keepingTrack = async (work: () => Promise<StreamHopOutcome>, latest: () => StreamProgress) => {
+        try {
+          return persisted ? await work() : await heartbeating(work, latest);
+        } finally {
+          // Settled (or given up to the workflow, which settles from this outcome): the row has said its part.
+          if (persisted?.wrote) await forgetStreamProgress(deps.db, reservationId).catch(() => undefined);
+        }
+      };
+      // The same hop begun here while the run started: keep track of its progress until it ends, and return its outcome.
+      const begun = deps.firstHops?.claim<StreamHopOutcome, StreamWatch>(reservationId, input.model);
       if (begun) {
-        Object.assign(begun.watch, { onReport: (progress: StreamProgress) => context.heartbeat(progress), stopped });
-        return heartbeating(() => begun.outcome, () => begun.watch.latest);
+        Object.assign(begun.watch, { onReport: report, stopped });
+        return keepingTrack(() => begun.outcome, () => begun.watch.latest);
       }
-      // The latest progress goes out with every chunk and, between chunks, on a timer.
       let latest: StreamProgress = { inputTokens: 0, outputChars: 0 };
-      return heartbeating(() => streamChatHop(deps, input, {
-        attempt: context.info.attempt, stopped, report: (progress) => { latest = progress; context.heartbeat(progress); },
+      return keepingTrack(() => streamChatHop(deps, input, {
+        attempt: context.info.attempt, stopped, report: (progress) => { latest = progress; report(progress); },
       }), () => latest);
     },
   };
@@ -136,11 +152,18 @@ export function createStreamActivities(deps: StreamDeps) {
 
 /** One stream hop: hold, stream the answer to the client, settle before its end is written. */
 async function streamChatHop(deps: StreamDeps, input: StreamChatInput, run: StreamHopRun): Promise<StreamHopOutcome> {
-  const { attempt, report } = run;
   const sink = deps.streams.get(input.requestId);
-  const none: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
-  // Only the process holding the connection holds credits (nothing is held for a client already gone).
-  if (!sink) return { ...none, ending: 'not_here' };
+  // Only the process holding the connection holds credits and streams.
+  if (!sink) return { ...NOTHING, ending: 'not_here' };
+  return sink.serve(() => streamToSink(deps, input, sink, run));
+}
+
+const NOTHING: StreamChatOutcome = { ending: 'client_disconnected', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
+
+async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: StreamSink, run: StreamHopRun): Promise<StreamHopOutcome> {
+  const { attempt, report } = run;
+  const none = NOTHING;
+  // Nothing is held for a client already gone.
   if (sink.clientGone) return { ...none, nothingHeld: true };
 
   const hold = await holdCredits(deps, { ...input.hold, endpoint: input.endpoint ?? 'chat.completions', model: input.model, body: input.body, requestId: input.requestId });

@@ -10,6 +10,7 @@ export class StreamSink {
   private closedByClient = false;
   private readonly startWaiters: Array<() => void> = [];
   private readonly closeListeners: Array<() => void> = [];
+  private serving: Promise<unknown> | null = null;
 
   constructor(readonly requestId: string, private readonly res: ServerResponse, private readonly onStart: () => void) {
     res.on('close', () => {
@@ -18,6 +19,20 @@ export class StreamSink {
         for (const listener of this.closeListeners.splice(0)) listener();
       }
     });
+  }
+
+  /**
+   * Runs the stream hop that writes to this connection, one at a time: a second runner (an activity retried
+   * or moved while the first still runs, or one claiming a hop begun while its run started) joins the one
+   * already going and gets its outcome. A hop that failed (before its first byte) leaves the place to a retry.
+   */
+  serve<T>(hop: () => Promise<T>): Promise<T> {
+    if (!this.serving) {
+      const running = hop();
+      this.serving = running;
+      running.catch(() => { if (this.serving === running) this.serving = null; });
+    }
+    return this.serving as Promise<T>;
   }
 
   /** True once the client went away before the stream finished. */

@@ -1,11 +1,11 @@
 /**
  * A streaming chat request. Money and model choice stay durable here; the bytes go from the stream
- * activity (on the task queue of the API process holding the connection) straight to the client. Each hop
- * is that one activity: it holds the credits, streams and settles, so the first upstream byte waits for no
- * separate step. Fallback happens only before the first byte; after it, whatever ended the stream is
- * settled at what was used.
+ * activity (in the API process holding the connection) straight to the client. Each hop is that one
+ * activity: it holds the credits, streams and settles, so the first upstream byte waits for no separate
+ * step. Fallback happens only before the first byte; after it, whatever ended the stream is settled at
+ * what was used.
  */
-import { ActivityFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { StreamActivities } from '../activities';
 import type { StreamChatOutcome, StreamProgress } from '../activities/stream-chat';
 import { isDenied, ledger, serveAlongChain, type HopRecord, type HopServed, type ModelRequestInput } from './request-steps';
@@ -27,12 +27,13 @@ const STREAM_OPTIONS = {
 } as const;
 
 /**
- * First choice: the stream activity on the workflow's own task queue, dispatched eagerly to the worker
- * that runs this workflow task, which (with eager start) is the one in the API process holding the
- * connection: no trip through the server's matching before the first token. It answers `not_here` when
- * it ran elsewhere, and the process's own task queue is used instead.
+ * First choice, where the API process holding the connection also runs a worker: the stream as a local
+ * activity of this workflow task, which (with eager start) runs in that process. No activity task, no
+ * heartbeats and no second workflow task go through the server: the run is one task, as a plain request's
+ * is. It keeps its progress in Postgres instead of heartbeats. It answers `not_here` when the task ran
+ * elsewhere, and the process's own task queue is used instead.
  */
-const streamHere = proxyActivities<StreamActivities>({ ...STREAM_OPTIONS, scheduleToStartTimeout: '15 seconds' });
+const streamHere = proxyLocalActivities<StreamActivities>({ startToCloseTimeout: STREAM_OPTIONS.startToCloseTimeout, retry: STREAM_OPTIONS.retry });
 
 export interface ChatStreamResult {
   modelUsed: string;
@@ -43,12 +44,14 @@ export interface ChatStreamResult {
   hops: HopRecord[];
 }
 
-/** The usage the stream had reported when its process stopped answering. */
-function lastProgress(err: unknown): StreamProgress | null {
-  if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) {
-    return (err.cause.lastHeartbeatDetails as StreamProgress | undefined) ?? null;
-  }
-  return null;
+/**
+ * The usage the stream had reported when its process stopped answering: in its last heartbeat, or (a stream
+ * served as a local activity) what it last wrote to Postgres.
+ */
+async function lastProgress(err: unknown, reservationId: string): Promise<StreamProgress | null> {
+  if (!(err instanceof ActivityFailure && err.cause instanceof TimeoutFailure)) return null;
+  const heartbeat = (err.cause.lastHeartbeatDetails as StreamProgress | undefined) ?? null;
+  return heartbeat ?? ledger.streamProgress({ reservationId });
 }
 
 const NOT_HERE: StreamChatOutcome = { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
@@ -79,9 +82,9 @@ export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatSt
       }
       return { ...streamed(outcome, outcome.chargeMicro), settledMicro: outcome.settledMicro };
     },
-    // The process holding the stream died: bill what its last heartbeat reported (exactly, once the stream ended).
-    async billAfterFailure(err, model) {
-      const progress = lastProgress(err);
+    // The process holding the stream died: bill what it last reported (exactly, once the stream ended).
+    async billAfterFailure(err, model, reservationId) {
+      const progress = await lastProgress(err, reservationId);
       if (progress?.final) return streamed(progress.final, progress.final.chargeMicro);
       if (!progress || progress.outputChars === 0) return null;
       const outputTokens = Math.ceil(progress.outputChars / 4);

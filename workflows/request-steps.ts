@@ -149,7 +149,7 @@ export interface ChainCall<T> {
    * A failed call that still produced something billable (a stream whose process died mid-answer): what
    * to settle instead of releasing the hold and falling back; null when nothing was produced.
    */
-  billAfterFailure?(err: unknown, model: string): Promise<HopServed<T> | null>;
+  billAfterFailure?(err: unknown, model: string, reservationId: string): Promise<HopServed<T> | null>;
   /**
    * A failure that must end the request at once (after its own bookkeeping), instead of falling back or
    * being reported as the chain's last error. Returns true when it handled the failure.
@@ -189,7 +189,7 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
           open = null;
           throw err;
         }
-        const billable = chain.billAfterFailure ? await chain.billAfterFailure(err, model) : null;
+        const billable = chain.billAfterFailure ? await chain.billAfterFailure(err, model, reservationId) : null;
         if (!billable) {
           await ledger.releaseCredits({ reservationId, reason: chain.releaseReason ?? 'model call failed' });
           open = null;

@@ -285,6 +285,46 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     await expectBooksBalanced([t.workspaceId]);
   });
 
+  it('an API+worker process killed in the middle of a stream it serves as a local activity: billed what was generated, from the progress it kept in Postgres', async () => {
+    const t = await tenant();
+    // A second between the stream's parts: it runs for about six.
+    await stack.startApiWorker({ SIMULATED_STREAM_DELAY_MS: '1000' });
+    const cut = await t.fetchAt(stack.apiWorkerUrl, '/v1/chat/completions', {
+      method: 'POST', headers: json, body: chatBody('a stream cut off in the middle of its answer, which is a longer one', { stream: true, stream_options: { include_usage: true }, max_tokens: 400 }),
+    });
+    const cutId = cut.headers.get('x-request-id')!;
+    const reader = cut.body!.getReader();
+    let cutText = '';
+    const chunks = () => cutText.split('\n').filter((l) => l.startsWith('data: {')).length;
+    // Four parts in (three seconds): its progress was written (at most once a second) a few times.
+    while (chunks() < 5) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      cutText += Buffer.from(value).toString();
+    }
+    expect(cutText).to.not.include('[DONE]');
+    await stack.killApiWorker();
+    const killedAt = Date.now();
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) break;
+      cutText += Buffer.from(value!).toString();
+    }
+
+    // Its run's task goes to the worker process, whose replay finds no connection to stream to: the stream's
+    // own queue does not answer, and the hop is billed from the progress row.
+    const cutUsage = await waitFor('the cut-off stream to be billed', () => stack.db('usage_records').where({ request_id: cutId }).first(), 120_000);
+    report.push({ fault: 'api-worker killed in the middle of a stream', cut: `${cutUsage.status} ${cutUsage.credits_micro} µcr`, cutBilledAfterMs: Date.now() - killedAt });
+    expect(cutUsage.status).to.equal('cancelled');
+    const deliveredChars = cutText.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? '').join('').length;
+    expect(Number(cutUsage.output_tokens)).to.be.greaterThan(0);
+    expect(Number(cutUsage.credits_micro)).to.be.greaterThan(0);
+    // The last write is at most a second older than the last byte delivered.
+    expect(Number(cutUsage.output_tokens)).to.be.at.least(Math.ceil(deliveredChars / 4) - 20);
+    expect(await stack.db('stream_progress').where('reservation_id', 'like', `req-${cutId}:%`)).to.have.length.at.most(1);
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
   it('the worker killed during video submission: each job is submitted once, ends succeeded with one charge and a downloadable MP4', async () => {
     const t = await tenant();
     const slowSubmission = { 'x-simulate-failure': 'slow', 'x-simulate-delay-ms': '30000', 'x-simulate-fail-times': '1' };

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { FakeUpstream } from '../../support/fake-upstream';
 import { startTestGateway, type TestGateway, type Tenant } from '../../support/gateway';
 import { ledgerSum } from '../../../domain/ledger';
+import { localActivitySteps } from '../../support/history';
 
 function chunk(content: string) {
   return { id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content }, finish_reason: null }] };
@@ -169,15 +170,17 @@ describe('streaming chat across processes', function () {
     expect(queues[0]).to.contain('-stream-');
   });
 
-  it('runs the stream activity on the workflow\'s own queue when the API process runs the worker (eager dispatch)', async () => {
+  it('serves the stream as a local activity of the run\'s first task when the API process runs the worker', async () => {
     const tenant = await combined.newTenant({ credits: 5 });
     const { text, requestId } = await streamedText(tenant);
     expect(text).to.contain('data: [DONE]');
-    const handle = combined.runtime.temporal.client.workflow.getHandle(`req-${requestId}`);
-    await handle.result();
-    const history = await handle.fetchHistory();
-    const queues = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name).filter(Boolean);
-    expect(queues).to.have.length(1);
-    expect(queues[0]).not.to.contain('-stream-');
+    const workflowId = `req-${requestId}`;
+    const steps = await localActivitySteps(combined.runtime.temporal.client, workflowId);
+    expect(steps.map((s) => s.name)).to.deep.equal(['streamChat']);
+    expect(steps[0].result).to.deep.include({ ending: 'completed' });
+    const history = await combined.runtime.temporal.client.workflow.getHandle(workflowId).fetchHistory();
+    // One workflow task and no activity task: the server saw the start and the completion.
+    expect((history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes)).to.deep.equal([]);
+    expect((history.events ?? []).filter((e) => e.workflowTaskCompletedEventAttributes)).to.have.length(1);
   });
 });
