@@ -21,6 +21,7 @@
  * model but before the run's own activity took it over, the call was paid upstream for nothing (the run,
  * re-run elsewhere, calls again; the client is charged once). Holds end as before.
  */
+import type { Tracer } from '@opentelemetry/api';
 import { log } from '../core/log';
 
 /** Why a first hop stopped at its gate: its run was not started here (or was never started). */
@@ -49,6 +50,12 @@ export interface FirstHop<T, W> {
   confirm(): void;
   /** The run was not started: the hop stops at its gate and its hold is given back. */
   abandon(reason: string): void;
+  /**
+   * The run ended without the hop (cancelled, terminated, timed out): what it waits on upstream is aborted
+   * and it does not go past its gate (a settlement already under way completes); its hold is its run's (the
+   * run gives it back, or the hold sweeper does).
+   */
+  stop(reason: string): void;
 }
 
 export interface FirstHopTimings {
@@ -75,12 +82,15 @@ class Entry<T, W> implements FirstHop<T, W> {
     private readonly hops: FirstHops,
     readonly reservationId: string,
     readonly model: string,
+    name: string,
     readonly watch: W,
     work: (control: FirstHopControl) => Promise<T>,
   ) {
     this.gatePromise = new Promise<void>((resolve, reject) => { this.openGate = resolve; this.shutGate = reject; });
     this.gatePromise.catch(() => undefined); // a shut gate only matters to a hop that reaches it
-    this.outcome = work({ gate: () => this.gatePromise, signal: this.abort.signal });
+    // Checked when reached: a hop stopped after its gate opened does not go past it either.
+    const gate = () => (this.abort.signal.aborted ? Promise.reject(this.abort.signal.reason as Error) : this.gatePromise);
+    this.outcome = hops.traced(`FirstHop:${name}`, () => work({ gate, signal: this.abort.signal }));
     // Nobody may be waiting for it (a dropped hop): its failure is the claiming activity's to report.
     this.outcome.catch(() => undefined).finally(() => {
       this.ended = true;
@@ -96,7 +106,7 @@ class Entry<T, W> implements FirstHop<T, W> {
 
   abandon(reason: string): void {
     this.hops.forget(this);
-    this.stop(reason);
+    this.halt(reason);
     // Once the work stopped (at the gate, or its call aborted), whatever it held is given back.
     void this.outcome.catch(() => undefined).then(() => this.hops.giveBack(this.reservationId, reason));
   }
@@ -108,10 +118,16 @@ class Entry<T, W> implements FirstHop<T, W> {
     this.openGate();
   }
 
-  private stop(reason: string): void {
+  stop(reason: string): void {
+    this.hops.forget(this);
+    this.halt(reason);
+  }
+
+  private halt(reason: string): void {
     this.clearTimer();
-    this.shutGate(new FirstHopStopped(reason));
-    this.abort.abort(new FirstHopStopped(reason));
+    const stopped = new FirstHopStopped(reason);
+    this.shutGate(stopped);
+    this.abort.abort(stopped);
   }
 
   /** Drops a hop that waited too long: one still short of its gate stops there (its hold is its run's). */
@@ -121,7 +137,7 @@ class Entry<T, W> implements FirstHop<T, W> {
       // A confirmed hop still going (a long stream) stays until it ends: its activity may still come to claim it.
       if (this.confirmed && !this.ended) return;
       this.hops.forget(this);
-      if (!this.confirmed) this.stop('nobody claimed it');
+      if (!this.confirmed) this.halt('nobody claimed it');
     }, ms);
     this.timer.unref();
   }
@@ -132,15 +148,26 @@ class Entry<T, W> implements FirstHop<T, W> {
   }
 }
 
+export interface FirstHopsOptions {
+  /** Gives back a hold whose run was never started (idempotent; nothing held is nothing to do). */
+  release(reservationId: string, reason: string): Promise<unknown>;
+  /** With tracing on, each first hop is a span (`FirstHop:<activity>`) of the request's trace. */
+  tracer?: Tracer | null;
+  timings?: FirstHopTimings;
+}
+
 /** This process's first hops in flight, by reservation id. */
 export class FirstHops {
   private readonly entries = new Map<string, Entry<unknown, unknown>>();
+  readonly timings: FirstHopTimings;
 
-  /** `release` gives back a hold whose run was never started (idempotent; nothing held is nothing to do). */
-  constructor(private readonly release: (reservationId: string, reason: string) => Promise<unknown>, readonly timings: FirstHopTimings = TIMINGS) {}
+  constructor(private readonly opts: FirstHopsOptions) {
+    this.timings = opts.timings ?? TIMINGS;
+  }
 
-  begin<T, W>(reservationId: string, model: string, watch: W, work: (control: FirstHopControl) => Promise<T>): FirstHop<T, W> {
-    const entry = new Entry<T, W>(this, reservationId, model, watch, work);
+  /** Begins the first hop of reservation `reservationId` (`name`: the activity it stands in for). */
+  begin<T, W>(reservationId: string, model: string, name: string, watch: W, work: (control: FirstHopControl) => Promise<T>): FirstHop<T, W> {
+    const entry = new Entry<T, W>(this, reservationId, model, name, watch, work);
     this.entries.set(reservationId, entry as Entry<unknown, unknown>);
     return entry;
   }
@@ -167,9 +194,16 @@ export class FirstHops {
   }
 
   /** @internal */
+  traced<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const tracer = this.opts.tracer;
+    if (!tracer) return work();
+    return tracer.startActiveSpan(name, (span) => work().finally(() => span.end()));
+  }
+
+  /** @internal */
   async giveBack(reservationId: string, reason: string): Promise<void> {
     try {
-      await this.release(reservationId, reason);
+      await this.opts.release(reservationId, reason);
     } catch (err) {
       // The hold sweeper releases it once it is old enough (its run does not exist).
       log.warn({ err, reservationId }, 'could not give back the hold of a first hop whose run was not started');

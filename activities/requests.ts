@@ -4,7 +4,7 @@
  * failure). Each is a thin shell over domain/ and the endpoint handlers; gateway errors leave as
  * ApplicationFailures so the workflow (and then the API) sees the same error class.
  */
-import { activityInfo } from '@temporalio/activity';
+import { activityInfo, Context } from '@temporalio/activity';
 import { GatewayError, InsufficientCreditsError, NotFoundError, PermissionDeniedError } from '../core/errors';
 import { eligibleModel } from '../domain/model-eligibility';
 import { failRequest, type UsageRecord } from '../domain/request-accounting';
@@ -148,7 +148,7 @@ export function handOverAnswer(deps: Pick<ActivityDeps, 'results'>, input: Serve
  * settle once the run is confirmed here or its hop activity claims the hop.
  */
 export function beginPlainHop(deps: ActivityDeps & { firstHops: FirstHops }, input: ServeHopInput): FirstHop<ServeHopResult, null> {
-  return deps.firstHops.begin(input.hold.reservationId, input.model, null, ({ gate, signal }) => serveHop(input, {
+  return deps.firstHops.begin(input.hold.reservationId, input.model, 'serveHop', null, ({ gate, signal }) => serveHop(input, {
     ...hopSteps(deps, input, () => callModel(deps, input, { attempt: 1, signal })),
     beforeSettle: gate,
   }));
@@ -163,6 +163,8 @@ export function createRequestActivities(deps: ActivityDeps) {
      */
     async serveHop(input: ServeHopInput): Promise<ServeHopResult> {
       const begun = deps.firstHops?.claim<ServeHopResult, null>(input.hold.reservationId, input.model);
+      // A run cancelled while its first hop still calls stops that hop, as it would stop its own call.
+      if (begun) Context.current().cancellationSignal.addEventListener('abort', () => begun.stop('its run was cancelled'), { once: true });
       const outcome = begun ? await begun.outcome : await serveHop(input, hopSteps(deps, input));
       handOverAnswer(deps, input, outcome);
       return outcome;

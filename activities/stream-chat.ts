@@ -108,7 +108,7 @@ type StreamDeps = ActivityDeps & { streams: StreamRegistry };
  */
 export function beginChatStreamHop(deps: StreamDeps & { firstHops: FirstHops }, input: StreamChatInput): FirstHop<StreamHopOutcome, StreamWatch> {
   const watch: StreamWatch = { latest: { inputTokens: 0, outputChars: 0 } };
-  return deps.firstHops.begin(input.hold.reservationId, input.model, watch, ({ gate, signal }) => streamChatHop(deps, input, {
+  return deps.firstHops.begin(input.hold.reservationId, input.model, 'streamChat', watch, ({ gate, signal }) => streamChatHop(deps, input, {
     attempt: 1, signal, beforeFirstByte: gate,
     report: (progress) => { watch.latest = progress; watch.onReport?.(progress); },
     stopped: () => watch.stopped?.() ?? false,

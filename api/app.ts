@@ -72,7 +72,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
   v1.use(rejectControlCharacters());
   v1.use(admissionMiddleware({ limit: deps.config.maxInFlight, metrics: deps.metrics, applies: (ctx) => modelEndpoints.match(ctx.path.slice('/v1'.length), ctx.method).route }));
-  v1.use(ipLimitMiddleware(deps.counters, { limit: deps.config.ipRateLimit }));
+  v1.use(ipLimitMiddleware(deps.counters, { limit: deps.config.ipRateLimit, beforeAuthentication: true }));
   v1.use(authMiddleware(deps.db));
   v1.use(keyKindGuard());
   // The management API takes admin keys and sessions, each route checking its own permission.

@@ -148,6 +148,17 @@ export async function setFallbackChain(db: Knex, opts: {
   return { model: opts.sourceModel, chain };
 }
 
+/**
+ * Every fallback chain of the workspace `k.workspace_id`, as one JSON object by source model: a subquery the
+ * key lookup selects (api/http/auth.ts), so a model request reads its chain with its key.
+ */
+export const FALLBACK_CHAINS_OF_KEY_WORKSPACE = `select coalesce(jsonb_object_agg(f.source_model, f.chain), '{}'::jsonb) from fallback_chains f where f.workspace_id = k.workspace_id`;
+
+/** The chain of `sourceModel` among a workspace's chains (none: no fallback). */
+export function chainOf(chains: Record<string, string[]>, sourceModel: string): string[] {
+  return Object.hasOwn(chains, sourceModel) ? chains[sourceModel] : [];
+}
+
 export async function getFallbackChain(db: Knex, workspaceId: string, sourceModel: string): Promise<string[]> {
   const [row] = await preparedRows<{ chain: string[] }>(db, db('fallback_chains').where({ workspace_id: workspaceId, source_model: sourceModel }).select('chain').limit(1));
   return row?.chain ?? [];

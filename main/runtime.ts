@@ -87,7 +87,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const results = new ResultBroker();
   // First hops begun by the API while their runs start eagerly on this process's worker (activities/first-hop.ts).
   const firstHops = opts.api && opts.worker && opts.config.eagerStart && opts.config.inProcessResults && opts.config.firstHopAhead && opts.config.activityMode === 'local'
-    ? new FirstHops((reservationId, reason) => refund(db, { reservationId, reason }))
+    ? new FirstHops({ release: (reservationId, reason) => refund(db, { reservationId, reason }), tracer: tracing?.tracer })
     : undefined;
   // Streams this process holds. The main worker gets the stream activities too, bound to this registry:
   // eagerly dispatched, a stream activity then runs right here without a trip through the server.

@@ -16,6 +16,7 @@ import type { Role } from '../../domain/workspaces';
 import { lowerRole } from '../../domain/permissions';
 import { memberRole } from '../../domain/members';
 import { todaysTokensCondition } from '../../domain/request-accounting';
+import { FALLBACK_CHAINS_OF_KEY_WORKSPACE } from '../../domain/workspaces';
 import { currentSession, hasSessionCookie, requireSameOrigin } from './session';
 
 export interface AuthContext {
@@ -35,6 +36,8 @@ export interface AuthContext {
   allowedModels: string[] | null;
   costCapMicro: number | null;
   planId: string | null;
+  /** The workspace's fallback chains by source model, read with the key (null for a session: read when needed). */
+  fallbackChains: Record<string, string[]> | null;
 }
 
 /** Routes a signed-in person may call with the session cookie (the rest need an API key). */
@@ -42,18 +45,32 @@ const SESSION_ROUTES = /^\/v1\/(organization|billing|budget|fallback-chains|mode
 
 export function authMiddleware(db: Knex): Koa.Middleware {
   return async (ctx, next) => {
-    const header = ctx.get('authorization');
-    if (!header && hasSessionCookie(ctx) && SESSION_ROUTES.test(ctx.path)) {
-      ctx.state.auth = await sessionAuth(ctx, db);
-      return next();
-    }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) {
-      throw new AuthenticationError('You did not provide an API key. Send it in the Authorization header as "Bearer <API_KEY>".', { code: 'missing_api_key' });
-    }
-    ctx.state.auth = await keyAuth(db, match[1]);
+    ctx.state.auth = await afterIpCheck(ctx, authenticate(ctx, db));
     await next();
   };
+}
+
+function authenticate(ctx: Koa.Context, db: Knex): Promise<AuthContext> {
+  const header = ctx.get('authorization');
+  if (!header && hasSessionCookie(ctx) && SESSION_ROUTES.test(ctx.path)) return sessionAuth(ctx, db);
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) {
+    return Promise.reject(new AuthenticationError('You did not provide an API key. Send it in the Authorization header as "Bearer <API_KEY>".', { code: 'missing_api_key' }));
+  }
+  return keyAuth(db, match[1]);
+}
+
+/**
+ * The per-IP check started before authentication (api/http/ip-limit.ts) ran alongside it: its refusal is the
+ * answer whatever the authentication found, as if it had been awaited first.
+ */
+async function afterIpCheck<T>(ctx: Koa.Context, authenticating: Promise<T>): Promise<T> {
+  const ipCheck = ctx.state.ipCheck as Promise<void> | undefined;
+  if (!ipCheck) return authenticating;
+  const [ip, who] = await Promise.allSettled([ipCheck, authenticating]);
+  if (ip.status === 'rejected') throw ip.reason;
+  if (who.status === 'rejected') throw who.reason;
+  return who.value;
 }
 
 async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
@@ -72,6 +89,8 @@ async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
     .select(
       'k.id', 'k.key_hash', 'k.workspace_id', 'k.role', 'k.kind', 'k.created_by_user_id', 'k.revoked_at', 'k.last_used_at', 'k.rpm_limit',
       'k.daily_token_limit', 'k.allowed_models', 'k.cost_cap_micro', 'w.plan_id', 'p.rpm_preset', 'p.daily_token_cap', 'm.role as creator_role', 'd.tokens as tokens_today',
+      // The workspace's fallback chains come with the key: a model request needs its chain, and this spares it a round trip.
+      db.raw(`(${FALLBACK_CHAINS_OF_KEY_WORKSPACE}) as fallback_chains`),
     ).limit(1));
   if (!row || !hashesEqual(row.key_hash, hash)) throw invalidKey(key);
   if (row.revoked_at) throw new AuthenticationError('This API key has been revoked.', { code: 'revoked_api_key' });
@@ -94,6 +113,7 @@ async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
     allowedModels: row.allowed_models,
     costCapMicro: row.cost_cap_micro,
     planId: row.plan_id,
+    fallbackChains: row.fallback_chains ?? {},
   };
 }
 
@@ -108,6 +128,7 @@ export async function sessionAuth(ctx: Koa.Context, db: Knex): Promise<AuthConte
   return {
     keyId: signedIn.sessionId, workspaceId: signedIn.workspaceId, role, via: 'session', userId: signedIn.user.id,
     rpmLimit: null, dailyTokenLimit: null, tokensUsedToday: 0, allowedModels: null, costCapMicro: null, planId: plan?.plan_id ?? null,
+    fallbackChains: null,
   };
 }
 

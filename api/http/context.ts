@@ -48,6 +48,8 @@ export interface GatewayState extends Koa.DefaultState {
   startedAt: number;
   clientRequestId?: string;
   auth: AuthContext;
+  /** The per-IP check running alongside authentication, which awaits it (api/http/ip-limit.ts). */
+  ipCheck?: Promise<void>;
 }
 
 export type GatewayContext = RouterContext<GatewayState>;

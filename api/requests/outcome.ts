@@ -26,11 +26,17 @@ export interface RunRef {
   patienceMs: number;
 }
 
-export function expectOutcome(results: ResultBroker | null, workflowId: string) {
+/** An outcome handed over in this process (by the run's worker here, or by a first hop). */
+export interface InProcessOutcome<T> {
+  promise: Promise<T>;
+  cancel(): void;
+}
+
+export function expectOutcome(results: ResultBroker | null, workflowId: string): InProcessOutcome<unknown> | null {
   return results?.expect<unknown>(workflowId) ?? null;
 }
 
-export async function awaitOutcome<W extends Workflow, T = WorkflowResultType<W>>(handle: WorkflowHandle<W> & { eagerlyStarted?: boolean }, expectation: ReturnType<typeof expectOutcome>, run: RunRef): Promise<T> {
+export async function awaitOutcome<W extends Workflow, T = WorkflowResultType<W>>(handle: WorkflowHandle<W> & { eagerlyStarted?: boolean }, expectation: InProcessOutcome<unknown> | null, run: RunRef): Promise<T> {
   if (!expectation || !handle.eagerlyStarted) {
     expectation?.cancel();
     return runResult<T>(handle, run);

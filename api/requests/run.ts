@@ -18,7 +18,7 @@ import { answerOfHop, type RequestAnswer } from '../../activities/requests';
 import type { FirstHopStarter } from '../../activities';
 import { hopTicket, plainHopInput } from '../../workflows/hop-inputs';
 import { readJsonBody } from '../http/body';
-import { awaitOutcome, expectOutcome } from './outcome';
+import { awaitOutcome, expectOutcome, type InProcessOutcome } from './outcome';
 import { RequestPhases } from '../http/server-timing';
 import { IDEMPOTENT_REQUEST_PREFIX, requestWorkflowId } from '../../workflows/contracts';
 
@@ -68,10 +68,16 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
     replay = true;
   }
   phases.end('start');
-  // Started eagerly, the run is this process's: the first hop settles now and its answer is the run's.
-  const answered = firstHop && handle.eagerlyStarted ? await firstHop.answer() : null;
-  if (answered) expectation?.cancel();
-  const result: RequestAnswer = answered ?? await awaitOutcome<typeof modelRequestWorkflow>(handle, expectation, { requestId, joined: replay, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
+  // Started eagerly, the run is this process's: the first hop goes on past its gate, and its answer is the run's.
+  const inProcess = firstHop && handle.eagerlyStarted ? firstHop.confirmed(expectation) : expectation;
+  let result: RequestAnswer;
+  try {
+    result = await awaitOutcome<typeof modelRequestWorkflow, RequestAnswer>(handle, inProcess, { requestId, joined: replay, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
+  } catch (err) {
+    // The run ended without the first hop (stopped by an operator, timed out), or is out of sight: the hop must not settle now.
+    firstHop?.hop.stop('its run ended without it');
+    throw err;
+  }
   phases.end('run');
   applyResultHeaders(ctx, result);
   if (replay) ctx.set('x-idempotent-replayed', 'true');
@@ -88,11 +94,17 @@ function beginPlainHop(starter: FirstHopStarter, workflowId: string, input: Mode
   const hop = starter.plain(hopInput);
   return {
     hop,
-    /** Confirms the run here and waits for the hop: its answer when it served and settled, else null (the run decides). */
-    async answer(): Promise<RequestAnswer | null> {
+    /**
+     * Confirms the run here. The outcome in this process is then the hop's answer when it served and settled;
+     * else (it failed, was refused, or could not settle) the run's own, handed over by `run` when it ends.
+     */
+    confirmed(run: InProcessOutcome<unknown> | null): InProcessOutcome<unknown> {
       hop.confirm();
-      const outcome = await hop.outcome.catch(() => null);
-      return outcome ? answerOfHop(hopInput, outcome) : null;
+      const answered = hop.outcome.then((outcome) => answerOfHop(hopInput, outcome), () => null);
+      return {
+        promise: answered.then((answer) => answer ?? run?.promise ?? new Promise<never>(() => undefined)),
+        cancel: () => run?.cancel(),
+      };
     },
   };
 }

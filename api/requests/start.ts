@@ -5,7 +5,7 @@
 import { isGrpcDeadlineError, type WorkflowHandleWithFirstExecutionRunId, type WorkflowStartOptions } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import { storePayload } from '../../activities/request-io';
-import { getFallbackChain } from '../../domain/workspaces';
+import { chainOf, getFallbackChain } from '../../domain/workspaces';
 import type { Endpoint } from '../../endpoints/types';
 import type { SimulationDirective } from '../../providers/types';
 import type { ModelRequestInput } from '../../workflows/model-request';
@@ -31,7 +31,8 @@ export async function requestInput(ctx: GatewayContext, deps: AppDeps, opts: { e
     workspaceId: auth.workspaceId,
     apiKeyId: auth.keyId,
     endpoint: opts.endpoint,
-    chain: [opts.model, ...(await getFallbackChain(deps.db, auth.workspaceId, opts.model))],
+    // Read with the key when a key asks (api/http/auth.ts); a member's session reads it now.
+    chain: [opts.model, ...(auth.fallbackChains ? chainOf(auth.fallbackChains, opts.model) : await getFallbackChain(deps.db, auth.workspaceId, opts.model))],
     allowedModels: auth.allowedModels,
     body: await storePayload(deps.storage, `requests/${requestId}.json`, opts.body),
     created: Math.floor(Date.now() / 1000),

@@ -18,13 +18,13 @@ const tick = () => new Promise((r) => setImmediate(r));
 
 describe('first hops begun while their runs start', () => {
   const released: string[] = [];
-  const hops = () => new FirstHops(async (id, reason) => { released.push(`${id}: ${reason}`); }, { unclaimedMs: 200, endedMs: 200 });
+  const hops = () => new FirstHops({ release: async (id, reason) => { released.push(`${id}: ${reason}`); }, timings: { unclaimedMs: 200, endedMs: 200 } });
   beforeEach(() => { released.length = 0; });
 
   it('go past their gate once the run is confirmed here, and the hop activity claims the same outcome', async () => {
     const registry = hops();
     const steps: string[] = [];
-    const hop = registry.begin('req-1:0', 'model-a', null, scriptedHop(steps));
+    const hop = registry.begin('req-1:0', 'model-a', 'serveHop', null, scriptedHop(steps));
     await tick();
     expect(steps).to.deep.equal(['held', 'called']);
     hop.confirm();
@@ -40,7 +40,7 @@ describe('first hops begun while their runs start', () => {
   it('go past their gate when the hop activity claims them first (a run not started eagerly)', async () => {
     const registry = hops();
     const steps: string[] = [];
-    registry.begin('req-2:0', 'model-a', null, scriptedHop(steps));
+    registry.begin('req-2:0', 'model-a', 'serveHop', null, scriptedHop(steps));
     await tick();
     const claimed = registry.claim<string, null>('req-2:0', 'model-a');
     expect(await claimed!.outcome).to.equal('answer');
@@ -49,7 +49,7 @@ describe('first hops begun while their runs start', () => {
 
   it('are not claimed by a hop of another model: that activity runs its hop itself', () => {
     const registry = hops();
-    registry.begin('req-3:0', 'model-a', null, scriptedHop([]));
+    registry.begin('req-3:0', 'model-a', 'serveHop', null, scriptedHop([]));
     expect(registry.claim('req-3:0', 'model-b')).to.equal(null);
     expect(registry.claim('req-3:0', 'model-a')).to.not.equal(null);
   });
@@ -57,7 +57,7 @@ describe('first hops begun while their runs start', () => {
   it('stop at their gate when their run was not started, abort what they wait on, and give the hold back after', async () => {
     const registry = hops();
     const steps: string[] = [];
-    const hop = registry.begin('req-4:0', 'model-a', null, scriptedHop(steps));
+    const hop = registry.begin('req-4:0', 'model-a', 'serveHop', null, scriptedHop(steps));
     await tick();
     hop.abandon('its run could not be started');
     const err = await hop.outcome.then(() => null, (e: unknown) => e);
@@ -68,10 +68,33 @@ describe('first hops begun while their runs start', () => {
     expect(registry.claim('req-4:0', 'model-a')).to.equal(null);
   });
 
+  it('stop without settling when their run ends without them (the call is aborted; the hold is left to the run)', async () => {
+    const registry = hops();
+    const steps: string[] = [];
+    let answer!: () => void;
+    const hop = registry.begin('req-8:0', 'model-a', 'serveHop', null, async ({ gate, signal }) => {
+      steps.push('held');
+      // A slow model: it answers when asked to, or gives up when aborted.
+      await new Promise<void>((resolve, reject) => { answer = resolve; signal.addEventListener('abort', () => reject(signal.reason as Error)); });
+      steps.push('called');
+      await gate();
+      steps.push('settled');
+      return 'answer';
+    });
+    hop.confirm();
+    await tick();
+    hop.stop('its run was terminated');
+    answer();
+    expect(await hop.outcome.then(() => null, (e: unknown) => e)).to.be.instanceOf(FirstHopStopped);
+    expect(steps).to.deep.equal(['held']);
+    expect(released).to.deep.equal([]);
+    expect(registry.claim('req-8:0', 'model-a')).to.equal(null);
+  });
+
   it('hand a failure before their gate to the activity that claims them, as it would have thrown it', async () => {
     const registry = hops();
     const failure = new Error('upstream said 503');
-    registry.begin('req-5:0', 'model-a', null, scriptedHop([], { failBeforeGate: failure }));
+    registry.begin('req-5:0', 'model-a', 'serveHop', null, scriptedHop([], { failBeforeGate: failure }));
     await tick();
     const claimed = registry.claim<string, null>('req-5:0', 'model-a');
     expect(await claimed!.outcome.then(() => null, (e: unknown) => e)).to.equal(failure);
@@ -80,7 +103,7 @@ describe('first hops begun while their runs start', () => {
   it('are dropped when nobody confirms or claims them, stopping at the gate with their hold left to their run', async () => {
     const registry = hops();
     const steps: string[] = [];
-    const hop = registry.begin('req-6:0', 'model-a', null, scriptedHop(steps));
+    const hop = registry.begin('req-6:0', 'model-a', 'serveHop', null, scriptedHop(steps));
     const err = await hop.outcome.then(() => null, (e: unknown) => e);
     expect(err).to.be.instanceOf(FirstHopStopped);
     expect(steps).to.deep.equal(['held', 'called', 'aborted']);
@@ -91,7 +114,7 @@ describe('first hops begun while their runs start', () => {
   it('stay claimable while a confirmed hop goes on, and go once it ended and nobody came', async () => {
     const registry = hops();
     let finish!: () => void;
-    const hop = registry.begin('req-7:0', 'model-a', null, async ({ gate }) => {
+    const hop = registry.begin('req-7:0', 'model-a', 'serveHop', null, async ({ gate }) => {
       await gate();
       await new Promise<void>((r) => { finish = r; });
       return 'streamed';

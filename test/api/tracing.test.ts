@@ -33,7 +33,7 @@ describe('OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', function () {
   const exportedSpans = (): OtlpSpan[] => fake.received('POST /v1/traces').flatMap((r) =>
     (r.json?.resourceSpans ?? []).flatMap((rs: any) => (rs.scopeSpans ?? []).flatMap((ss: any) => ss.spans ?? [])));
 
-  it('exports one trace from the API request through the workflow and its activities to the upstream call', async () => {
+  it('exports one trace from the API request through the workflow, its activities and the first hop to the upstream call', async () => {
     const { response } = await tenant.client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
     expect(response.status).to.equal(200);
     // The upstream call carried the trace on.
@@ -41,16 +41,19 @@ describe('OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', function () {
     const traceId = /^00-([0-9a-f]{32})-[0-9a-f]{16}-0[01]$/.exec(traceparent)?.[1];
     expect(traceId, `traceparent: ${traceparent}`).to.be.a('string');
 
-    const wanted = ['POST /v1/chat/completions', 'StartWorkflow:modelRequestWorkflow', 'RunWorkflow:modelRequestWorkflow', 'RunActivity:serveHop'];
+    const wanted = ['POST /v1/chat/completions', 'StartWorkflow:modelRequestWorkflow', 'RunWorkflow:modelRequestWorkflow', 'RunActivity:serveHop', 'FirstHop:serveHop'];
     let names: string[] = [];
     for (let i = 0; i < 100 && !wanted.every((n) => names.includes(n)); i++) {
       await new Promise((r) => setTimeout(r, 200));
       names = exportedSpans().filter((s) => s.traceId === traceId).map((s) => s.name);
     }
     expect(names).to.include.members(wanted);
-    // The HTTP client span of the upstream call is a child of the activity's span.
+    // The hop began in the API request beside the workflow's start (activities/first-hop.ts): the HTTP client
+    // span of the upstream call is a child of its span, itself a child of the request's.
     const spans = exportedSpans().filter((s) => s.traceId === traceId);
-    const call = spans.find((s) => s.name === 'RunActivity:serveHop')!;
-    expect(spans.some((s) => s.parentSpanId === call.spanId && /^POST/.test(s.name))).to.equal(true);
+    const request = spans.find((s) => s.name === 'POST /v1/chat/completions')!;
+    const hop = spans.find((s) => s.name === 'FirstHop:serveHop')!;
+    expect(hop.parentSpanId).to.equal(request.spanId);
+    expect(spans.some((s) => s.parentSpanId === hop.spanId && /^POST/.test(s.name))).to.equal(true);
   });
 });
