@@ -10,8 +10,8 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 # The gateway's process settings (GATEWAY_NODE_FLAGS and GATEWAY_ENV in scripts/bootstrap.js; bench/README.md "Memory"
-# and "The workflow sandbox's watchdog").
-ENV NODE_OPTIONS="--max-old-space-size=512 --max-semi-space-size=8 --require /app/dist/worker/sandbox-calls.js" MALLOC_ARENA_MAX=2
+# and "The workflow sandbox").
+ENV NODE_OPTIONS="--max-old-space-size=512 --max-semi-space-size=8 --require /app/dist/worker/sandbox-preload.js" MALLOC_ARENA_MAX=2
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/catalog ./catalog

@@ -34,7 +34,7 @@ const VARIANT_NAMES = (args.get('variants') ?? 'default,metrics-off,tracing').sp
 
 function variantEnv(name: string, mockUrl: string): Record<string, string> {
   switch (name) {
-    case 'default': case 'untuned': case 'sandbox-watchdog': return {};
+    case 'default': case 'untuned': case 'sandbox-as-shipped': return {};
     case 'metrics-off': return { METRICS_ENABLED: 'false' };
     // Spans exported over OTLP/HTTP to the mock, which swallows them.
     case 'tracing': return { OTEL_EXPORTER_OTLP_ENDPOINT: mockUrl };
@@ -54,13 +54,13 @@ function variantEnv(name: string, mockUrl: string): Record<string, string> {
 
 /**
  * The gateway's process settings, as `npm start` runs it: memory (Node flags, allocator; `untuned` runs
- * without them) and the sandbox preload (worker/sandbox-calls.ts; `sandbox-watchdog` runs without it).
+ * without them) and the sandbox preload (worker/sandbox-preload.ts; `sandbox-as-shipped` runs without it).
  */
 const { GATEWAY_MEMORY_FLAGS, GATEWAY_PRELOAD_FLAGS, GATEWAY_ENV } = require(path.join(repoRoot, 'scripts', 'bootstrap.js')) as {
   GATEWAY_MEMORY_FLAGS: string[]; GATEWAY_PRELOAD_FLAGS: string[]; GATEWAY_ENV: Record<string, string>;
 };
 const tuned = (name: string) => name !== 'untuned';
-const nodeFlags = (name: string) => [...(tuned(name) ? GATEWAY_MEMORY_FLAGS : []), ...(name === 'sandbox-watchdog' ? [] : GATEWAY_PRELOAD_FLAGS)];
+const nodeFlags = (name: string) => [...(tuned(name) ? GATEWAY_MEMORY_FLAGS : []), ...(name === 'sandbox-as-shipped' ? [] : GATEWAY_PRELOAD_FLAGS)];
 
 const PROFILE_DIR = args.has('profile') ? path.join(repoRoot, 'bench', 'profiles') : null;
 

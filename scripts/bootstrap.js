@@ -21,14 +21,14 @@ const commands = {
 };
 
 /**
- * How a gateway process runs (start, api, worker, api-worker, and the bench's gateway, bench/run.ts): Node and allocator
- * settings that lower its resident memory without costing throughput, measured in bench/README.md
- * "Memory", and the preload that spares the workflow sandbox a watchdog thread per call. They must be in
- * place when the process starts, so these commands run in a child process.
+ * How a gateway process runs (start, api, worker, api-worker, and the bench's gateway, bench/run.ts): Node
+ * and allocator settings that lower its resident memory without costing throughput (bench/README.md
+ * "Memory"), and the preload that spares the workflow sandbox a watchdog thread per call and a stack per
+ * promise. They must be in place when the process starts, so these commands run in a child process.
  */
 const GATEWAY_MEMORY_FLAGS = ['--max-old-space-size=512', '--max-semi-space-size=8'];
-/** Calls into the workflow sandbox without a watchdog thread each (worker/sandbox-calls.ts; bench/README.md). */
-const GATEWAY_PRELOAD_FLAGS = ['--require', path.join(root, 'dist', 'worker', 'sandbox-calls.js')];
+/** The workflow sandbox without a watchdog thread per call nor a stack per promise (worker/sandbox-preload.ts; bench/README.md). */
+const GATEWAY_PRELOAD_FLAGS = ['--require', path.join(root, 'dist', 'worker', 'sandbox-preload.js')];
 const GATEWAY_NODE_FLAGS = [...GATEWAY_MEMORY_FLAGS, ...GATEWAY_PRELOAD_FLAGS];
 const GATEWAY_ENV = { MALLOC_ARENA_MAX: '2' };
 const GATEWAY_COMMANDS = new Set(['start', 'api', 'worker', 'api-worker']);

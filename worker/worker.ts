@@ -14,7 +14,7 @@ import { createActivities, createStreamActivities } from '../activities';
 import type { StreamRegistry } from '../activities/stream-registry';
 import { resultSinks } from './result-sinks';
 import { workflowBundle } from './workflow-bundle';
-import { SANDBOX_CALL_TIMEOUT_MS } from './sandbox-calls';
+import { SANDBOX_CALL_TIMEOUT_MS } from './sandbox-options';
 
 /** Activity spans (joined to the workflow's) and the sink that exports workflow spans, when tracing is on. */
 function tracingOptions(tracing: Tracing | null | undefined): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
@@ -67,7 +67,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     // A stream's running usage reaches the server within a second (the SDK's default waits most of the heartbeat timeout).
     maxHeartbeatThrottleInterval: '1 second',
     shutdownGraceTime: '10 seconds',
-    // Calls into the workflow sandbox run without a watchdog thread each where worker/sandbox-calls.ts is
+    // Calls into the workflow sandbox run without a watchdog thread each where worker/sandbox-preload.ts is
     // preloaded. The SDK takes this option though its type does not list it; were it ignored, its own 5 s applies.
     ...{ isolateExecutionTimeout: SANDBOX_CALL_TIMEOUT_MS },
   } as WorkerOptions);
