@@ -2,6 +2,8 @@
  * Shared HTTP plumbing for provider adapters: one place that turns transport failures and non-2xx
  * answers into classified UpstreamErrors, plus an SSE reader. Adapters never classify errors themselves.
  */
+import http from 'node:http';
+import https from 'node:https';
 import { UpstreamError } from '../core/errors';
 
 export interface UpstreamRequest {
@@ -63,22 +65,96 @@ export async function upstreamFetch(provider: string, url: string, req: Upstream
   throw classifyHttpFailure(provider, response.status, response.headers, text);
 }
 
-/** Sends a request and parses a JSON answer; a body that is not JSON is a `bad_response`. */
+/**
+ * Sends a request and parses a JSON answer; a body that is not JSON is a `bad_response`. A JSON, text or
+ * byte body goes out through node:http(s) on keep-alive connections (a third of `fetch`'s CPU per call,
+ * bench/README.md); a form (multipart uploads) through `fetch`, which encodes it.
+ */
 export async function upstreamJson<T = unknown>(provider: string, url: string, req: UpstreamRequest = {}): Promise<{ body: T; headers: Headers; status: number }> {
+  const { status, headers, text } = isPlainBody(req) ? await sendPlain(provider, url, req) : await fetchText(provider, url, req);
+  try {
+    return { body: JSON.parse(text) as T, headers, status };
+  } catch {
+    throw new UpstreamError(`${provider} returned a body that is not JSON`, { kind: 'bad_response', provider, upstreamStatus: status });
+  }
+}
+
+async function fetchText(provider: string, url: string, req: UpstreamRequest): Promise<{ status: number; headers: Headers; text: string }> {
   const { response, done } = await upstreamFetch(provider, url, req);
   try {
-    const text = await response.text();
-    try {
-      return { body: JSON.parse(text) as T, headers: response.headers, status: response.status };
-    } catch {
-      throw new UpstreamError(`${provider} returned a body that is not JSON`, { kind: 'bad_response', provider, upstreamStatus: response.status });
-    }
+    return { status: response.status, headers: response.headers, text: await response.text() };
   } catch (err) {
-    if (err instanceof UpstreamError) throw err;
     throw transportError(provider, err, false, req.signal);
   } finally {
     done();
   }
+}
+
+function isPlainBody(req: UpstreamRequest): boolean {
+  return req.json !== undefined || req.body === undefined || req.body === null || typeof req.body === 'string' || Buffer.isBuffer(req.body);
+}
+
+/** Keep-alive connections to upstream hosts, one pool per protocol (sockets idle past 30 s close). */
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, keepAliveMsecs: 30_000 }),
+  'https:': new https.Agent({ keepAlive: true, keepAliveMsecs: 30_000 }),
+};
+
+/**
+ * One request with a JSON, text or byte body over node:http(s): a 2xx answer's status, headers and text, or
+ * the UpstreamError its status or its transport failure classifies as (the same classification as
+ * upstreamFetch). The deadline covers the whole answer; aborting `signal` cancels it.
+ */
+function sendPlain(provider: string, url: string, req: UpstreamRequest): Promise<{ status: number; headers: Headers; text: string }> {
+  const headers: Record<string, string | number> = { ...(req.headers ?? {}) };
+  let body: string | Buffer | undefined = (req.body ?? undefined) as string | Buffer | undefined;
+  if (req.json !== undefined) {
+    body = JSON.stringify(req.json);
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  }
+  if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
+  const target = new URL(url);
+  const client = target.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    let timedOut = false;
+    let settled = false;
+    const finish = (err: unknown, answer?: { status: number; headers: Headers; text: string }) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+      if (err) reject(err instanceof UpstreamError ? err : transportError(provider, err, timedOut, req.signal));
+      else resolve(answer!);
+    };
+    const request = client.request(target, { method: req.method ?? (body !== undefined ? 'POST' : 'GET'), headers, agent: agents[target.protocol as 'http:' | 'https:'] }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', (err) => finish(err));
+      res.on('aborted', () => finish(new Error('the answer was cut off')));
+      res.on('end', () => {
+        const status = res.statusCode ?? 0;
+        const text = Buffer.concat(chunks).toString('utf8');
+        const answerHeaders = headersOf(res.headers);
+        if (status >= 200 && status < 300) finish(null, { status, headers: answerHeaders, text });
+        else finish(classifyHttpFailure(provider, status, answerHeaders, text.slice(0, MAX_ERROR_BODY)));
+      });
+    });
+    const onAbort = () => request.destroy(new Error('aborted'));
+    const timer = setTimeout(() => { timedOut = true; request.destroy(new Error('timed out')); }, req.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    if (req.signal?.aborted) onAbort();
+    request.on('error', (err) => finish(err));
+    request.end(body);
+  });
+}
+
+function headersOf(raw: http.IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  return headers;
 }
 
 /** Sends a request and returns the answer's bytes. */
@@ -101,7 +177,9 @@ export function expectShape(provider: string, ok: boolean, what: string): assert
 export function transportError(provider: string, err: unknown, timedOut: boolean, callerSignal?: AbortSignal): UpstreamError {
   if (timedOut) return new UpstreamError(`${provider} did not answer in time`, { kind: 'timeout', provider });
   if (callerSignal?.aborted) return new UpstreamError(`request to ${provider} was cancelled`, { kind: 'network', provider, code: 'upstream_cancelled' });
-  const reason = err instanceof Error ? ((err as { cause?: { code?: string } }).cause?.code ?? err.message) : String(err);
+  // The error's code (ECONNREFUSED ...), never its message, which may name an internal address.
+  const code = err instanceof Error ? ((err as { cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code) : undefined;
+  const reason = code ?? (err instanceof Error ? err.message : String(err));
   return new UpstreamError(`${provider} is unreachable (${reason})`, { kind: 'network', provider });
 }
 
