@@ -44,12 +44,15 @@ export type StreamActivities = ReturnType<typeof createStreamActivities>;
 
 /** Begins a request's first hop in the API process while its run starts (activities/first-hop.ts). */
 export interface FirstHopStarter {
+  /** First hops begun here that their activities have not claimed yet: how far the worker lags. */
+  waiting(): number;
   plain(input: ServeHopInput): FirstHop<ServeHopResult, null>;
   chatStream(input: StreamChatInput): FirstHop<StreamChatOutcome | HopDenied, StreamWatch>;
 }
 
 export function firstHopStarter(deps: ActivityDeps & { streams: StreamRegistry; firstHops: FirstHops }): FirstHopStarter {
   return {
+    waiting: () => deps.firstHops.size,
     plain: (input) => beginPlainHop(deps, input),
     chatStream: (input) => beginChatStreamHop(deps, input),
   };

@@ -23,7 +23,9 @@ export class ServerOverloadedError extends GatewayError {
 /**
  * `limit`: requests served at once (0: no bound); `applies`: which requests count (model endpoints). It runs
  * first, so a refusal costs no database work. The in-flight count is kept (and exported) either way. A
- * request holds its place until its handler returns, a stream until its last byte.
+ * request holds its place until its handler returns, a stream until its last byte, and a request answered
+ * before its run's last step (a first hop's answer) until that run ended (`ctx.state.inFlightUntil`): the
+ * bound then covers the runs this process's worker still has to finish, not only open connections.
  */
 export function admissionMiddleware(opts: { limit: number; applies: (ctx: Koa.Context) => boolean; metrics?: GatewayMetrics | null; retryAfterSeconds?: number }): Koa.Middleware {
   const retryAfter = opts.retryAfterSeconds ?? 1;
@@ -39,11 +41,17 @@ export function admissionMiddleware(opts: { limit: number; applies: (ctx: Koa.Co
     }
     inFlight++;
     opts.metrics?.inFlight.inc();
+    const after: Array<Promise<unknown>> = [];
+    ctx.state.inFlightUntil = (work: Promise<unknown>) => { after.push(work); };
+    const leave = () => {
+      inFlight--;
+      opts.metrics?.inFlight.dec();
+    };
     try {
       await next();
     } finally {
-      inFlight--;
-      opts.metrics?.inFlight.dec();
+      if (after.length === 0) leave();
+      else void Promise.allSettled(after).then(leave);
     }
   };
 }

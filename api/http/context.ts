@@ -48,6 +48,8 @@ export interface GatewayState extends Koa.DefaultState {
   startedAt: number;
   clientRequestId?: string;
   auth: AuthContext;
+  /** Keeps this request's place in the in-flight bound after its answer, until `work` ends (api/http/admission.ts). */
+  inFlightUntil?: (work: Promise<unknown>) => void;
   /** The per-IP check running alongside authentication, which awaits it (api/http/ip-limit.ts). */
   ipCheck?: Promise<void>;
 }

@@ -50,7 +50,9 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
 
   const expectation = replay ? null : expectOutcome(deps.results, workflowId);
   // The first hop holds and calls while the run starts (a run joined by its Idempotency-Key may have done so already).
-  const firstHop = idempotencyKey || !deps.firstHop ? null : beginPlainHop(deps.firstHop, workflowId, input);
+  // Not while the worker lags (first hops wait for their activities): the request then waits for its run, which
+  // slows its client down instead of piling runs up behind answers already given.
+  const firstHop = idempotencyKey || !deps.firstHop || deps.firstHop.waiting() >= FIRST_HOP_MAX_WAITING ? null : beginPlainHop(deps.firstHop, workflowId, input);
   const phases = new RequestPhases(ctx);
   phases.end('admission');
   let handle: WorkflowHandle<typeof modelRequestWorkflow> & { eagerlyStarted?: boolean };
@@ -69,7 +71,8 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
   }
   phases.end('start');
   // Started eagerly, the run is this process's: the first hop goes on past its gate, and its answer is the run's.
-  const inProcess = firstHop && handle.eagerlyStarted ? firstHop.confirmed(expectation) : expectation;
+  const confirmed = firstHop && handle.eagerlyStarted ? firstHop.confirmed(expectation) : null;
+  const inProcess = confirmed ?? expectation;
   let result: RequestAnswer;
   try {
     result = await awaitOutcome<typeof modelRequestWorkflow, RequestAnswer>(handle, inProcess, { requestId, joined: replay, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
@@ -79,6 +82,9 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
     throw err;
   }
   phases.end('run');
+  // The answer may go out before the run's last step: the request keeps its admission place until the run
+  // ended, so a process answering faster than its worker finishes runs cannot pile them up (api/http/admission.ts).
+  if (confirmed) ctx.state.inFlightUntil?.(confirmed.runEnded);
   applyResultHeaders(ctx, result);
   if (replay) ctx.set('x-idempotent-replayed', 'true');
   return result;
@@ -98,15 +104,38 @@ function beginPlainHop(starter: FirstHopStarter, workflowId: string, input: Mode
      * Confirms the run here. The outcome in this process is then the hop's answer when it served and settled;
      * else (it failed, was refused, or could not settle) the run's own, handed over by `run` when it ends.
      */
-    confirmed(run: InProcessOutcome<unknown> | null): InProcessOutcome<unknown> {
+    confirmed(run: InProcessOutcome<unknown> | null): InProcessOutcome<unknown> & { runEnded: Promise<void> } {
       hop.confirm();
+      let answeredHere = false;
       const answered = hop.outcome.then((outcome) => answerOfHop(hopInput, outcome), () => null);
       return {
-        promise: answered.then((answer) => answer ?? run?.promise ?? new Promise<never>(() => undefined)),
-        cancel: () => run?.cancel(),
+        promise: answered.then((answer) => {
+          answeredHere = answer !== null;
+          return answer ?? run?.promise ?? new Promise<never>(() => undefined);
+        }),
+        // Answered here, the run's own hand-over is still awaited (runEnded).
+        cancel: () => { if (!answeredHere) run?.cancel(); },
+        runEnded: runEnd(run),
       };
     },
   };
+}
+
+/** First hops waiting for their activities past which a request's hop waits for its run instead. */
+const FIRST_HOP_MAX_WAITING = 32;
+
+/** How long a request's admission place waits for its run to end after the answer went out. */
+const RUN_END_WAIT_MS = 60_000;
+
+/** When the run handed its own result over in this process (or a while passed); it stops waiting then. */
+function runEnd(run: InProcessOutcome<unknown> | null): Promise<void> {
+  if (!run) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => { timer = setTimeout(resolve, RUN_END_WAIT_MS); timer.unref(); });
+  return Promise.race([run.promise.then(() => undefined, () => undefined), waited]).finally(() => {
+    clearTimeout(timer);
+    run.cancel();
+  });
 }
 
 export function applyResultHeaders(ctx: GatewayContext, result: Omit<RequestAnswer, 'response'>): void {
