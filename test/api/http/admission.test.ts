@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { startTestGateway, type TestGateway, type Tenant } from '../../support/gateway';
 import { getBalance } from '../../../domain/ledger';
 import { sampleValue, scrapeMetrics } from '../../support/metrics';
+import { admissionMiddleware } from '../../../api/http/admission';
 
 describe('admission control (GATEWAY_MAX_IN_FLIGHT)', function () {
   this.timeout(120_000);
@@ -51,5 +52,24 @@ describe('admission control (GATEWAY_MAX_IN_FLIGHT)', function () {
     await untilInFlight(0);
     expect((await chat()).status).to.equal(200);
     expect(sampleValue(await scrapeMetrics(gateway), 'gateway_admission_rejected_total')).to.equal(1);
+  });
+});
+
+describe('admission control: a request answered before its run ended', () => {
+  it('keeps its place until that run ended, so answers cannot outrun the worker', async () => {
+    const admit = admissionMiddleware({ limit: 1, applies: () => true });
+    const ctx = () => ({ state: {} as Record<string, any> }) as never;
+    let runEnded!: () => void;
+    // Answered at once; its run ends later.
+    const first = ctx() as { state: Record<string, any> };
+    await admit(first as never, async () => {
+      first.state.inFlightUntil(new Promise<void>((resolve) => { runEnded = resolve; }));
+    });
+    const refused = await admit(ctx(), async () => undefined).then(() => null, (err: Error & { status?: number }) => err);
+    expect(refused?.status).to.equal(503);
+    runEnded();
+    await new Promise((r) => setImmediate(r));
+    // The place is free again once the run ended.
+    expect(await admit(ctx(), async () => undefined)).to.equal(undefined);
   });
 });
