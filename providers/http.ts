@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { UpstreamError } from '../core/errors';
 
 export interface UpstreamRequest {
@@ -115,6 +116,8 @@ function sendPlain(provider: string, url: string, req: UpstreamRequest): Promise
   if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
   const target = new URL(url);
   const client = target.protocol === 'https:' ? https : http;
+  const method = req.method ?? (body !== undefined ? 'POST' : 'GET');
+  const span = clientSpan(method, target, headers);
   return new Promise((resolve, reject) => {
     let timedOut = false;
     let settled = false;
@@ -123,10 +126,12 @@ function sendPlain(provider: string, url: string, req: UpstreamRequest): Promise
       settled = true;
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', onAbort);
-      if (err) reject(err instanceof UpstreamError ? err : transportError(provider, err, timedOut, req.signal));
+      const failure = err ? (err instanceof UpstreamError ? err : transportError(provider, err, timedOut, req.signal)) : null;
+      endSpan(span, answer?.status, failure);
+      if (failure) reject(failure);
       else resolve(answer!);
     };
-    const request = client.request(target, { method: req.method ?? (body !== undefined ? 'POST' : 'GET'), headers, agent: agents[target.protocol as 'http:' | 'https:'] }, (res) => {
+    const request = client.request(target, { method, headers, agent: agents[target.protocol as 'http:' | 'https:'] }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', (err) => finish(err));
@@ -136,7 +141,7 @@ function sendPlain(provider: string, url: string, req: UpstreamRequest): Promise
         const text = Buffer.concat(chunks).toString('utf8');
         const answerHeaders = headersOf(res.headers);
         if (status >= 200 && status < 300) finish(null, { status, headers: answerHeaders, text });
-        else finish(classifyHttpFailure(provider, status, answerHeaders, text.slice(0, MAX_ERROR_BODY)));
+        else finish(classifyHttpFailure(provider, status, answerHeaders, text.slice(0, MAX_ERROR_BODY)), { status, headers: answerHeaders, text: '' });
       });
     });
     const onAbort = () => request.destroy(new Error('aborted'));
@@ -146,6 +151,27 @@ function sendPlain(provider: string, url: string, req: UpstreamRequest): Promise
     request.on('error', (err) => finish(err));
     request.end(body);
   });
+}
+
+/**
+ * Inside a trace (tracing on: infra/tracing.ts), an HTTP client span for the call, carried to the provider in
+ * `traceparent`, as the fetch instrumentation does for calls through fetch; outside one, nothing.
+ */
+function clientSpan(method: string, target: URL, headers: Record<string, string | number>): Span | null {
+  if (!trace.getActiveSpan()) return null;
+  const span = trace.getTracer('model-gateway').startSpan(method, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'http.request.method': method, 'server.address': target.hostname, 'url.path': target.pathname },
+  });
+  propagation.inject(trace.setSpan(context.active(), span), headers);
+  return span;
+}
+
+function endSpan(span: Span | null, status: number | undefined, failure: Error | null): void {
+  if (!span) return;
+  if (status !== undefined) span.setAttribute('http.response.status_code', status);
+  if (failure) span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+  span.end();
 }
 
 function headersOf(raw: http.IncomingHttpHeaders): Headers {
