@@ -162,15 +162,14 @@ const NOTHING: StreamChatOutcome = { ending: 'client_disconnected', inputTokens:
 
 async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: StreamSink, run: StreamHopRun): Promise<StreamHopOutcome> {
   const { attempt, report } = run;
-  const none = NOTHING;
   // Nothing is held for a client already gone.
-  if (sink.clientGone) return { ...none, nothingHeld: true };
+  if (sink.clientGone) return { ...NOTHING, nothingHeld: true };
 
   const hold = await holdCredits(deps, { ...input.hold, endpoint: input.endpoint ?? 'chat.completions', model: input.model, body: input.body, requestId: input.requestId });
   const denied = denialOf(hold, input);
   if (denied) return denied;
   // This hop's stream already ended and was billed (a retry after its end): it is never written twice.
-  if (hold.ok && hold.status === 'settled') return { ...none, chargeMicro: hold.chargedMicro ?? 0, settledMicro: hold.chargedMicro };
+  if (hold.ok && hold.status === 'settled') return { ...NOTHING, chargeMicro: hold.chargedMicro ?? 0, settledMicro: hold.chargedMicro };
 
   const record = await deps.catalog.get(input.model);
   if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
@@ -192,7 +191,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
     })[Symbol.asyncIterator]();
     first = await iterator.next();
   } catch (err) {
-    if (sink.clientGone) return none;
+    if (sink.clientGone) return { ...NOTHING };
     throw err; // before the first byte: retried or fallen back under the one failure policy
   }
   try {

@@ -115,7 +115,8 @@ function beginPlainHop(starter: FirstHopStarter, workflowId: string, input: Mode
         }),
         // Answered here, the run's own hand-over is still awaited (runEnded).
         cancel: () => { if (!answeredHere) run?.cancel(); },
-        runEnded: runEnd(run),
+        // Not answered here, the answer was the run's own: it has ended.
+        runEnded: answered.then((answer) => (answer ? runEnd(run) : undefined)),
       };
     },
   };

@@ -56,4 +56,26 @@ describe('OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', function () {
     expect(hop.parentSpanId).to.equal(request.spanId);
     expect(spans.some((s) => s.parentSpanId === hop.spanId && /^POST/.test(s.name))).to.equal(true);
   });
+
+  it('traces a stream\'s first hop, begun beside its workflow\'s start, as a span of the request', async () => {
+    fake.on('POST /v1/chat/completions', {
+      sse: [
+        { id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { role: 'assistant', content: 'streamed' }, finish_reason: null }] },
+        { id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } },
+      ],
+      endWith: '[DONE]',
+    });
+    const stream = await tenant.client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    for await (const _chunk of stream) { /* read to the end */ }
+    const traceId = /^00-([0-9a-f]{32})-/.exec(String(fake.received('POST /v1/chat/completions').at(-1)!.headers.traceparent ?? ''))?.[1];
+    expect(traceId).to.be.a('string');
+    let spans: OtlpSpan[] = [];
+    for (let i = 0; i < 100 && !spans.some((s) => s.name === 'FirstHop:streamChat'); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      spans = exportedSpans().filter((s) => s.traceId === traceId);
+    }
+    const request = spans.find((s) => s.name === 'POST /v1/chat/completions');
+    const hop = spans.find((s) => s.name === 'FirstHop:streamChat');
+    expect(hop?.parentSpanId).to.equal(request?.spanId);
+  });
 });
