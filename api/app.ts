@@ -1,7 +1,7 @@
 /**
  * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
  * path: request id -> metrics -> tracing -> error mapping -> CORS (/v1) -> input checks (path and query) ->
- * (model endpoints: admission control) -> per-IP safety net -> auth -> permission guard
+ * (model endpoints: admission control) -> auth with the per-IP safety net -> permission guard
  * (domain/permissions.ts) -> (model endpoints: key quotas) -> routes. The web app's files and its /api
  * session endpoints sit beside /v1.
  */
@@ -10,7 +10,6 @@ import Router from '@koa/router';
 import type { AppDeps, GatewayState } from './http/context';
 import { errorMiddleware } from './http/errors';
 import { requestIdMiddleware } from './http/request-id';
-import { ipLimitMiddleware } from './http/ip-limit';
 import { corsMiddleware } from './http/cors';
 import { authMiddleware, keyKindGuard } from './http/auth';
 import { accountsRouter } from './accounts/routes';
@@ -71,9 +70,10 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
 
   const v1 = new Router<GatewayState>({ prefix: '/v1' });
   v1.use(rejectControlCharacters());
-  v1.use(admissionMiddleware({ limit: deps.config.maxInFlight, metrics: deps.metrics, applies: (ctx) => modelEndpoints.match(ctx.path.slice('/v1'.length), ctx.method).route }));
-  v1.use(ipLimitMiddleware(deps.counters, { limit: deps.config.ipRateLimit, beforeAuthentication: true }));
-  v1.use(authMiddleware(deps.db));
+  const modelEndpoint = (ctx: Koa.Context) => modelEndpoints.match(ctx.path.slice('/v1'.length), ctx.method).route;
+  v1.use(admissionMiddleware({ limit: deps.config.maxInFlight, metrics: deps.metrics, applies: modelEndpoint }));
+  // The per-IP net is counted by the authentication, with the key lookup (and a model endpoint's rpm hit).
+  v1.use(authMiddleware(deps.db, { ipNet: { counters: deps.counters, limit: deps.config.ipRateLimit }, reachesKeyQuotas: modelEndpoint }));
   v1.use(keyKindGuard());
   // The management API takes admin keys and sessions, each route checking its own permission.
   const organization = organizationRouter(deps);

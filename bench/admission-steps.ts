@@ -25,7 +25,6 @@ import { PostgresWindowCounters, type WindowCounters } from '../domain/rate-limi
 import { RedisWindowCounters } from '../domain/redis-counters';
 import { connectRedisCounters } from '../infra/redis';
 import { ensurePostgres } from '../stack/postgres';
-import { ipLimitMiddleware } from '../api/http/ip-limit';
 import { authMiddleware } from '../api/http/auth';
 import { keyQuotaMiddleware } from '../api/http/key-quotas';
 import { readJsonBody } from '../api/http/body';
@@ -71,17 +70,18 @@ async function main(): Promise<void> {
     store: counters.store,
     hit: (...a) => { if (counters.store === 'redis') redisCalls++; return counters.hit(...a); },
   };
-  const ip = ipLimitMiddleware(countingCounters, { limit: 1e9 });
-  const auth = authMiddleware(db);
+  // As the API composes them (api/app.ts): the authentication counts the per-IP net and, with the counters
+  // in Postgres, the key's rpm window in the key lookup's statement (api/http/key-lookup.ts).
+  const auth = authMiddleware(db, { ipNet: { counters: counters.store === 'postgres' ? counters : countingCounters, limit: 1e9 }, reachesKeyQuotas: () => true });
   const quotas = keyQuotaMiddleware(countingCounters);
   const none = async () => undefined;
   const steps: Step[] = [
-    { name: 'per-IP net (window counter)', run: (ctx) => ip(ctx as unknown as Koa.Context, none) },
-    { name: 'auth (key hash + lookup)', run: (ctx) => auth(ctx as unknown as Koa.Context, none) },
-    { name: 'key quotas (rpm window + daily tokens)', run: (ctx) => quotas(ctx as never, none) },
+    { name: 'auth with the per-IP net (Postgres counters: and the rpm window, one statement)', run: (ctx) => auth(ctx as unknown as Koa.Context, none) },
+    { name: 'key quotas (rpm window unless counted above; daily tokens)', run: (ctx) => quotas(ctx as never, none) },
     { name: 'body: read, parse, validate', run: async (ctx) => { ctx.state.body = validateChatCompletionBody(await readJsonBody(ctx, 25 * 1024 * 1024)); } },
     { name: 'model check (catalog, in memory)', run: async (ctx) => { await checkRequestedModel(ctx, deps, 'chat.completions', 'sim-chat', ctx.state.body); } },
-    { name: 'fallback chain lookup', run: async (ctx) => { await getFallbackChain(db, ws.id, 'sim-chat'); } },
+    // A key's request has its chain from the key lookup; a member's session reads it so.
+    { name: 'fallback chain lookup (sessions only)', optional: true, run: async () => { await getFallbackChain(db, ws.id, 'sim-chat'); } },
     {
       name: 'idempotency claim (only with Idempotency-Key)',
       optional: true,
@@ -91,8 +91,21 @@ async function main(): Promise<void> {
     },
   ];
 
+  // Every statement sent on a pool's connections, knex's own and the prepared ones (db/prepared.ts).
   let queries = 0;
-  for (const pool of new Set([db, countersDb])) pool.on('query', () => { queries++; });
+  const counted = new WeakSet<object>();
+  for (const pool of new Set([db, countersDb])) {
+    const acquire = pool.client.acquireConnection.bind(pool.client);
+    pool.client.acquireConnection = async () => {
+      const connection = await acquire();
+      if (!counted.has(connection)) {
+        counted.add(connection);
+        const query = connection.query.bind(connection);
+        connection.query = (...a: unknown[]) => { queries++; return query(...a); };
+      }
+      return connection;
+    };
+  }
   const context = (): FakeContext => {
     const headers: Record<string, string> = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'content-length': String(BODY.length) };
     return {

@@ -34,15 +34,20 @@ export function windowHit(count: number, limit: number, resetMs: number): Window
   return { count, limit, allowed: count <= limit, remaining: Math.max(0, limit - count), resetMs };
 }
 
+/**
+ * The upsert that counts a hit and returns the window's count; `source` gives its (bucket, window start, 1)
+ * row: `values (?, ?, 1)`, or a select (api/http/key-lookup.ts counts a key's hit in its lookup's statement).
+ */
+export function windowUpsertSql(source: string): string {
+  return `insert into rate_limit_counters (bucket, window_start, count) ${source}
+     on conflict (bucket, window_start) do update set count = rate_limit_counters.count + 1
+     returning count`;
+}
+
 /** One statement per hit: an upsert that increments and returns the window's count. */
 export async function hitWindow(db: Knex, bucket: string, windowMs: number, limit: number, now = Date.now()): Promise<WindowHit> {
   const { start, resetMs } = currentWindow(windowMs, now);
-  const rows = await preparedRows<{ count: number }>(db, db.raw(
-    `insert into rate_limit_counters (bucket, window_start, count) values (?, ?, 1)
-     on conflict (bucket, window_start) do update set count = rate_limit_counters.count + 1
-     returning count`,
-    [bucket, start],
-  ));
+  const rows = await preparedRows<{ count: number }>(db, db.raw(windowUpsertSql('values (?, ?, 1)'), [bucket, start]));
   return windowHit(Number(rows[0].count), limit, resetMs);
 }
 
@@ -56,7 +61,8 @@ export class PostgresWindowCounters implements WindowCounters {
   readonly store = 'postgres';
   private lastPrune = 0;
 
-  constructor(private readonly db: Knex) {}
+  /** `db`: the counters' pool (the key lookup counts its hits in the same statement there: api/http/key-lookup.ts). */
+  constructor(readonly db: Knex) {}
 
   async hit(bucket: string, windowMs: number, limit: number, now = Date.now()): Promise<WindowHit> {
     const hit = await hitWindow(this.db, bucket, windowMs, limit, now);

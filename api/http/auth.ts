@@ -12,12 +12,13 @@ import type { Knex } from 'knex';
 import { preparedRows } from '../../db/prepared';
 import { hashApiKey, hashesEqual, looksLikeApiKey } from '../../domain/api-keys';
 import { AuthenticationError, PermissionDeniedError } from '../../core/errors';
-import type { Role } from '../../domain/workspaces';
-import { lowerRole } from '../../domain/permissions';
+import { ROLES, type Role } from '../../domain/workspaces';
+import { can, lowerRole } from '../../domain/permissions';
 import { memberRole } from '../../domain/members';
-import { todaysTokensCondition } from '../../domain/request-accounting';
-import { FALLBACK_CHAINS_OF_KEY_WORKSPACE } from '../../domain/workspaces';
+import { PostgresWindowCounters, type WindowHit } from '../../domain/rate-limits';
 import { currentSession, hasSessionCookie, requireSameOrigin } from './session';
+import { checkIp, ipRefusal, ipWindowOf, type IpNet } from './ip-limit';
+import { countedKeyLookup, keyLookupQuery, keyStanding, type KeyRow } from './key-lookup';
 
 export interface AuthContext {
   /** The API key's id; for a signed-in person, their session's id. */
@@ -43,55 +44,73 @@ export interface AuthContext {
 /** Routes a signed-in person may call with the session cookie (the rest need an API key). */
 const SESSION_ROUTES = /^\/v1\/(organization|billing|budget|fallback-chains|models)(\/|$)/;
 
-export function authMiddleware(db: Knex): Koa.Middleware {
+export interface AuthOptions {
+  /** The per-IP net, counted here (api/http/ip-limit.ts): its refusal is the answer, whatever the authentication found. */
+  ipNet?: IpNet;
+  /**
+   * Whether this request goes on to the key quotas (a model endpoint) once authenticated and allowed: its
+   * key's rpm hit is then counted with the lookup when the counters are in Postgres (`ctx.state.rpmHit`).
+   */
+  reachesKeyQuotas?: (ctx: Koa.Context) => boolean;
+}
+
+export function authMiddleware(db: Knex, opts: AuthOptions = {}): Koa.Middleware {
   return async (ctx, next) => {
-    ctx.state.auth = await afterIpCheck(ctx, authenticate(ctx, db));
+    ctx.state.auth = await authenticate(ctx, db, opts);
     await next();
   };
 }
 
-function authenticate(ctx: Koa.Context, db: Knex): Promise<AuthContext> {
+function authenticate(ctx: Koa.Context, db: Knex, opts: AuthOptions): Promise<AuthContext> {
   const header = ctx.get('authorization');
-  if (!header && hasSessionCookie(ctx) && SESSION_ROUTES.test(ctx.path)) return sessionAuth(ctx, db);
+  if (!header && hasSessionCookie(ctx) && SESSION_ROUTES.test(ctx.path)) return afterIpCheck(ctx, opts, sessionAuth(ctx, db));
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) {
-    return Promise.reject(new AuthenticationError('You did not provide an API key. Send it in the Authorization header as "Bearer <API_KEY>".', { code: 'missing_api_key' }));
+    return afterIpCheck(ctx, opts, Promise.reject(new AuthenticationError('You did not provide an API key. Send it in the Authorization header as "Bearer <API_KEY>".', { code: 'missing_api_key' })));
   }
-  return keyAuth(db, match[1]);
+  const key = match[1];
+  const countersPool = opts.ipNet?.counters instanceof PostgresWindowCounters ? opts.ipNet.counters.db : null;
+  if (countersPool && opts.ipNet && looksLikeApiKey(key)) return countedKeyAuth(ctx, db, countersPool, key, opts.ipNet, opts.reachesKeyQuotas?.(ctx) ?? false);
+  return afterIpCheck(ctx, opts, keyAuth(db, key));
 }
 
 /**
- * The per-IP check started before authentication (api/http/ip-limit.ts) ran alongside it: its refusal is the
- * answer whatever the authentication found, as if it had been awaited first.
+ * The per-IP check runs alongside the authentication: its refusal is the answer whatever the authentication
+ * found, as if it had been awaited first.
  */
-async function afterIpCheck<T>(ctx: Koa.Context, authenticating: Promise<T>): Promise<T> {
-  const ipCheck = ctx.state.ipCheck as Promise<void> | undefined;
-  if (!ipCheck) return authenticating;
-  const [ip, who] = await Promise.allSettled([ipCheck, authenticating]);
+async function afterIpCheck(ctx: Koa.Context, opts: AuthOptions, authenticating: Promise<AuthContext>): Promise<AuthContext> {
+  if (!opts.ipNet) return authenticating;
+  const [ip, who] = await Promise.allSettled([checkIp(ctx, opts.ipNet), authenticating]);
   if (ip.status === 'rejected') throw ip.reason;
   if (who.status === 'rejected') throw who.reason;
   return who.value;
 }
 
+/**
+ * The per-IP hit, the key lookup and (on a model endpoint) the key's rpm hit in one statement on the
+ * counters' pool (api/http/key-lookup.ts). The rpm window counts exactly when the request would reach the
+ * key quotas: within the IP's limit, a live key whose kind and effective role pass the guards that follow.
+ */
+async function countedKeyAuth(ctx: Koa.Context, db: Knex, countersPool: Knex, key: string, ipNet: IpNet, reachesKeyQuotas: boolean): Promise<AuthContext> {
+  const ip = ipWindowOf(ctx, ipNet);
+  const hash = hashApiKey(key);
+  const looked = await countedKeyLookup(countersPool, { hash, ip, countingRpm: reachesKeyQuotas ? { standings: STANDINGS_REACHING_KEY_QUOTAS } : null });
+  const refusal = ipRefusal(looked.ipHit, ip.windowMs);
+  if (refusal) throw refusal;
+  const auth = await keyAuthOf(db, key, hash, looked.row);
+  if (looked.rpmHit) ctx.state.rpmHit = looked.rpmHit satisfies WindowHit;
+  return auth;
+}
+
 async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
   if (!looksLikeApiKey(key)) throw invalidKey(key);
   const hash = hashApiKey(key);
-  const [row] = await preparedRows<Record<string, any>>(db, db('api_keys as k')
-    .leftJoin('workspaces as w', 'w.id', 'k.workspace_id')
-    .leftJoin('plans as p', 'p.id', 'w.plan_id')
-    .leftJoin('members as m', function () {
-      this.on('m.workspace_id', 'k.workspace_id').andOn('m.user_id', 'k.created_by_user_id');
-    })
-    .leftJoin('key_daily_tokens as d', function () {
-      this.on('d.api_key_id', 'k.id').andOn(db.raw(todaysTokensCondition('d')));
-    })
-    .where('k.key_hash', hash)
-    .select(
-      'k.id', 'k.key_hash', 'k.workspace_id', 'k.role', 'k.kind', 'k.created_by_user_id', 'k.revoked_at', 'k.last_used_at', 'k.rpm_limit',
-      'k.daily_token_limit', 'k.allowed_models', 'k.cost_cap_micro', 'w.plan_id', 'p.rpm_preset', 'p.daily_token_cap', 'm.role as creator_role', 'd.tokens as tokens_today',
-      // The workspace's fallback chains come with the key: a model request needs its chain, and this spares it a round trip.
-      db.raw(`(${FALLBACK_CHAINS_OF_KEY_WORKSPACE}) as fallback_chains`),
-    ).limit(1));
+  const [row] = await preparedRows<KeyRow>(db, keyLookupQuery(db, hash));
+  return keyAuthOf(db, key, hash, row ?? null);
+}
+
+/** The caller a looked-up key row makes (or why it makes none). */
+async function keyAuthOf(db: Knex, key: string, hash: string, row: KeyRow | null): Promise<AuthContext> {
   if (!row || !hashesEqual(row.key_hash, hash)) throw invalidKey(key);
   if (row.revoked_at) throw new AuthenticationError('This API key has been revoked.', { code: 'revoked_api_key' });
   if (row.created_by_user_id && !row.creator_role) {
@@ -104,8 +123,8 @@ async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
   return {
     keyId: row.id,
     workspaceId: row.workspace_id,
-    role: row.creator_role ? lowerRole(row.role, row.creator_role) : row.role,
-    via: row.kind === 'admin' ? 'admin_key' : 'key',
+    role: effectiveKeyRole(row.role, row.creator_role),
+    via: keyVia(row.kind),
     userId: row.created_by_user_id,
     rpmLimit: row.rpm_limit ?? row.rpm_preset ?? null,
     dailyTokenLimit: row.daily_token_limit ?? row.daily_token_cap ?? null,
@@ -116,6 +135,25 @@ async function keyAuth(db: Knex, key: string): Promise<AuthContext> {
     fallbackChains: row.fallback_chains ?? {},
   };
 }
+
+/** A key never outranks its creator (an operator's key has none). */
+function effectiveKeyRole(role: Role, creatorRole: Role | null): Role {
+  return creatorRole ? lowerRole(role, creatorRole) : role;
+}
+
+function keyVia(kind: 'project' | 'admin'): AuthContext['via'] {
+  return kind === 'admin' ? 'admin_key' : 'key';
+}
+
+/**
+ * The (kind, role, creator role) combinations of keys that pass the guards between authentication and the
+ * key quotas on a model endpoint (keyKindGuard, then requirePermission('models.use')), for the statement
+ * that counts their rpm hit with the lookup.
+ */
+const STANDINGS_REACHING_KEY_QUOTAS: readonly string[] = (['project', 'admin'] as const).flatMap((kind) =>
+  ROLES.flatMap((role) => [...ROLES, null].map((creator) => ({ kind, role, creator }))))
+  .filter(({ kind, role, creator }) => !keyKindRefusal(keyVia(kind), false) && can(effectiveKeyRole(role, creator), 'models.use'))
+  .map(({ kind, role, creator }) => keyStanding(kind, role, creator));
 
 /** The signed-in member as a caller (the Playground spends as them: see api/playground/runs.ts). */
 export async function sessionAuth(ctx: Koa.Context, db: Knex): Promise<AuthContext> {
@@ -136,15 +174,20 @@ export async function sessionAuth(ctx: Koa.Context, db: Knex): Promise<AuthConte
 export function keyKindGuard(): Koa.Middleware {
   return async (ctx, next) => {
     const auth = ctx.state.auth as AuthContext;
-    const organization = ctx.path === '/v1/organization' || ctx.path.startsWith('/v1/organization/');
-    if (organization && auth.via === 'key') {
-      throw new PermissionDeniedError('The organization API takes an admin key (sk-admin-...) or a signed-in session, not a project API key.', { code: 'admin_key_required' });
-    }
-    if (!organization && auth.via === 'admin_key') {
-      throw new PermissionDeniedError('Admin keys serve only /v1/organization; use a project API key here.', { code: 'project_key_required' });
-    }
+    const refusal = keyKindRefusal(auth.via, ctx.path === '/v1/organization' || ctx.path.startsWith('/v1/organization/'));
+    if (refusal) throw refusal;
     await next();
   };
+}
+
+function keyKindRefusal(via: AuthContext['via'], organization: boolean): PermissionDeniedError | null {
+  if (organization && via === 'key') {
+    return new PermissionDeniedError('The organization API takes an admin key (sk-admin-...) or a signed-in session, not a project API key.', { code: 'admin_key_required' });
+  }
+  if (!organization && via === 'admin_key') {
+    return new PermissionDeniedError('Admin keys serve only /v1/organization; use a project API key here.', { code: 'project_key_required' });
+  }
+  return null;
 }
 
 function invalidKey(key: string): AuthenticationError {

@@ -13,7 +13,7 @@ import type { ResultBroker } from '../../activities/result-broker';
 import type { FirstHopStarter } from '../../activities';
 import type { GatewayMetrics } from '../../infra/metrics';
 import type { Tracing } from '../../infra/tracing';
-import type { WindowCounters } from '../../domain/rate-limits';
+import type { WindowCounters, WindowHit } from '../../domain/rate-limits';
 
 /** What the API needs from the outside world; tests build it from the real stack. */
 export interface AppDeps {
@@ -50,8 +50,8 @@ export interface GatewayState extends Koa.DefaultState {
   auth: AuthContext;
   /** Keeps this request's place in the in-flight bound after its answer, until `work` ends (api/http/admission.ts). */
   inFlightUntil?: (work: Promise<unknown>) => void;
-  /** The per-IP check running alongside authentication, which awaits it (api/http/ip-limit.ts). */
-  ipCheck?: Promise<void>;
+  /** The key's requests-per-minute hit, when the authentication counted it with the key lookup (api/http/key-lookup.ts). */
+  rpmHit?: WindowHit;
 }
 
 export type GatewayContext = RouterContext<GatewayState>;

@@ -9,6 +9,7 @@ import type Koa from 'koa';
 import { RateLimitError } from '../../core/errors';
 import type { WindowCounters } from '../../domain/rate-limits';
 import type { GatewayState } from './context';
+import { KEY_RPM_WINDOW_MS, keyRpmBucket } from './key-lookup';
 
 export function secondsUntilUtcMidnight(now = new Date()): number {
   const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
@@ -19,7 +20,8 @@ export function keyQuotaMiddleware(counters: WindowCounters): Koa.Middleware<Gat
   return async (ctx, next) => {
     const auth = ctx.state.auth;
     if (auth.rpmLimit) {
-      const hit = await counters.hit(`key:${auth.keyId}:rpm`, 60_000, auth.rpmLimit);
+      // Counted with the key lookup when the counters are in Postgres (api/http/auth.ts).
+      const hit = ctx.state.rpmHit ?? await counters.hit(keyRpmBucket(auth.keyId), KEY_RPM_WINDOW_MS, auth.rpmLimit);
       const reset = `${Math.max(1, Math.ceil(hit.resetMs / 1000))}s`;
       ctx.set('x-ratelimit-limit-requests', String(hit.limit));
       ctx.set('x-ratelimit-remaining-requests', String(hit.remaining));

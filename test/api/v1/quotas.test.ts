@@ -5,6 +5,7 @@ import { repoRoot } from '../../../core/paths';
 import { getSharedStack } from '../../support/stack';
 import { startTestGateway, type TestGateway } from '../../support/gateway';
 import { deleteRedisKeys, redisCountersEnv, redisKeys } from '../../support/redis';
+import { createApiKey } from '../../../domain/workspaces';
 
 const chatBody = JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }] });
 const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: chatBody };
@@ -43,6 +44,33 @@ for (const store of COUNTER_STORES) {
       expect(limited.headers.get('x-ratelimit-reset-requests')).to.match(/^\d+s$/);
       const body = (await limited.json()) as any;
       expect(body.error).to.include({ code: 'rate_limit_exceeded', type: 'rate_limit_error' });
+    });
+
+    it('counts a request against its key\'s window only when it reaches the quotas (a model endpoint the key may use)', async () => {
+      const tenant = await gateway.newTenant({ quotas: { rpm: 2 } });
+      for (let i = 0; i < 3; i++) {
+        const models = await tenant.fetch('/v1/models');
+        expect(models.status).to.equal(200);
+        expect(models.headers.get('x-ratelimit-limit-requests')).to.equal(null);
+      }
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await tenant.fetch('/v1/chat/completions', post)).status);
+      expect(statuses).to.deep.equal([200, 200, 429]);
+
+      // A role that may not use models is refused before its request counts; so is an admin key.
+      const viewer = await gateway.newTenant({ quotas: { rpm: 1 }, role: 'viewer' });
+      for (let i = 0; i < 2; i++) {
+        const refused = await viewer.fetch('/v1/chat/completions', post);
+        expect(refused.status).to.equal(403);
+        expect(((await refused.json()) as any).error.code).to.equal('role_cannot_use_models');
+      }
+      const admin = await createApiKey(gateway.runtime.db, { workspaceId: tenant.workspaceId, name: 'automation', role: 'owner', kind: 'admin', quotas: { rpm: 1 }, actor: 'test' });
+      const adminCall = await fetch(`${gateway.url}/v1/chat/completions`, { ...post, headers: { ...post.headers, authorization: `Bearer ${admin.key}` } });
+      expect(adminCall.status).to.equal(403);
+      if (store.name === 'Postgres') {
+        const counted = await gateway.runtime.db('rate_limit_counters').whereIn('bucket', [`key:${viewer.keyId}:rpm`, `key:${admin.id}:rpm`, `key:${tenant.keyId}:rpm`]).select('bucket', 'count');
+        expect(counted.map((r) => [r.bucket, Number(r.count)])).to.deep.equal([[`key:${tenant.keyId}:rpm`, 3]]);
+      }
     });
 
     it('stops a key at its daily token cap until midnight UTC, telling clients not to retry', async () => {
