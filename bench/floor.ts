@@ -14,6 +14,7 @@ import { cpuMsPerRequest, cpuSnapshot } from './proc';
 const SERIAL = Number(process.env.FLOOR_SERIAL ?? 500);
 const CONCURRENCY = Number(process.env.FLOOR_CONCURRENCY ?? 64);
 const DURATION_MS = Number(process.env.FLOOR_DURATION_MS ?? 15_000);
+const PAUSE_MS = Number(process.env.FLOOR_PAUSE_MS ?? 0);
 const WORKFLOWS = { empty: 'emptyWorkflow', oneLocalActivity: 'oneLocalActivityWorkflow' } as const;
 
 async function main(): Promise<void> {
@@ -31,9 +32,11 @@ async function main(): Promise<void> {
     maxConcurrentLocalActivityExecutions: 400,
   });
   let n = 0;
-  const run = async (workflow: string, latencies?: number[]) => {
+  // `starts`: how long the eager start alone took (the gateway's Server-Timing `start` is the same span).
+  const run = async (workflow: string, latencies?: number[], starts?: number[]) => {
     const t0 = performance.now();
     const handle = await client.workflow.start(workflow, { taskQueue, workflowId: `${taskQueue}-${n++}`, requestEagerStart: true });
+    starts?.push(performance.now() - t0);
     await handle.result();
     latencies?.push(performance.now() - t0);
   };
@@ -43,13 +46,14 @@ async function main(): Promise<void> {
     for (const [name, workflow] of Object.entries(WORKFLOWS)) {
       await closedLoop({ concurrency: 8, requests: 200 }, () => run(workflow));
       const serial: number[] = [];
-      await closedLoop({ concurrency: 1, requests: SERIAL }, () => run(workflow, serial));
+      const starts: number[] = [];
+      await closedLoop({ concurrency: 1, requests: SERIAL, pauseMs: PAUSE_MS }, () => run(workflow, serial, starts));
       const concurrent: number[] = [];
       const pids = { floor: process.pid, temporal: Number(process.env.TEMPORAL_PID) || null };
       const cpu = cpuSnapshot(pids);
       const elapsedMs = await closedLoop({ concurrency: CONCURRENCY, durationMs: DURATION_MS }, () => run(workflow, concurrent));
       results[name] = {
-        serial: { requests: serial.length, p50: round(percentile(serial, 50)), p99: round(percentile(serial, 99)) },
+        serial: { requests: serial.length, p50: round(percentile(serial, 50)), p99: round(percentile(serial, 99)), startP50: round(percentile(starts, 50)) },
         concurrent: {
           requests: concurrent.length, rps: round(concurrent.length / (elapsedMs / 1000)), p50: round(percentile(concurrent, 50)), p99: round(percentile(concurrent, 99)),
           cpuMsPerRequest: cpuMsPerRequest(cpu, cpuSnapshot(pids), concurrent.length),

@@ -10,6 +10,8 @@ export interface LoopOptions {
   /** Stop after this many iterations, or after `durationMs`, whichever comes first. */
   requests?: number;
   durationMs?: number;
+  /** How long each loop waits after a request before its next one (0: at once). */
+  pauseMs?: number;
 }
 
 /** Runs `one` in `concurrency` closed loops; resolves with the elapsed milliseconds. */
@@ -24,6 +26,7 @@ export async function closedLoop(opts: LoopOptions, one: () => Promise<void>): P
     while (issued < limit && performance.now() < deadline) {
       issued++;
       await one();
+      if (opts.pauseMs) await new Promise((r) => setTimeout(r, opts.pauseMs));
     }
   };
   await Promise.all(Array.from({ length: opts.concurrency }, worker));

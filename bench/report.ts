@@ -64,6 +64,10 @@ export function markdownReport(r: Results): string {
     const inside = (p.admission ?? 0) + (p.start ?? 0) + (p.run ?? 0);
     return [`this gateway (${name})`, ms(p.admission), ms(p.start), ms(p.run), ms(v.serial.p50), ms(v.serial.p50 - inside), ms(s.admission), ms(s.start), ms(v.stream.ttft_p50)];
   });
+  // The floor's eager start alone, beside the gateway's (runs since 2026-11-26 16:00 record it).
+  for (const [label, f] of [['floor: one local activity', floor?.oneLocalActivity], ['floor: empty workflow', floor?.empty]] as const) {
+    if (phaseRows.length && f?.serial.startP50 !== undefined) phaseRows.unshift([label, '', ms(f.serial.startP50), ms(f.serial.p50 - f.serial.startP50), ms(f.serial.p50), '', '', '', '']);
+  }
   if (phaseRows.length) {
     out.push('', table(['where the time goes @1 (p50 of Server-Timing)', 'admission', 'workflow start', 'run (hops)', 'client p50', 'outside the phases', 'stream: admission', 'stream: start', 'TTFT'], phaseRows));
   }

@@ -24,6 +24,8 @@ const SERIAL_REQUESTS = Number(args.get('serial') ?? 1000);
 const CONCURRENT_MS = Number(args.get('duration-ms') ?? 20_000);
 const CONCURRENCY = Number(args.get('concurrency') ?? 64);
 const STREAM_REQUESTS = Number(args.get('stream') ?? 300);
+/** A pause between the requests of the concurrency-1 phases (floor included): 0 sends the next at once. */
+const SERIAL_PAUSE_MS = Number(args.get('pause-ms') ?? 0);
 /** Overload: the default variant at 4x the concurrency, clients waiting out Retry-After as official ones do. */
 const OVERLOAD_CONCURRENCY = Number(args.get('overload-concurrency') ?? CONCURRENCY * 4);
 const OVERLOAD_MS = Number(args.get('overload-ms') ?? CONCURRENT_MS);
@@ -144,11 +146,11 @@ type Summary = ReturnType<typeof summary>;
 /** Serial latency, throughput at CONCURRENCY and a stream's TTFT against `url`, plus what it adds to calling the mock directly. */
 async function measure(target: { url: string; headers: Record<string, string> }, direct: { serial: Summary; stream: Summary } | null, hooks: { beforeConcurrent?(): void; afterConcurrent?(s: Summary): void } = {}) {
   await runLoad({ ...target, body: CHAT, concurrency: 8, requests: 400 });
-  const serial = summary(await runLoad({ ...target, body: CHAT, concurrency: 1, requests: SERIAL_REQUESTS }));
+  const serial = summary(await runLoad({ ...target, body: CHAT, concurrency: 1, requests: SERIAL_REQUESTS, pauseMs: SERIAL_PAUSE_MS }));
   hooks.beforeConcurrent?.();
   const concurrent = summary(await runLoad({ ...target, body: CHAT, concurrency: CONCURRENCY, durationMs: CONCURRENT_MS }));
   hooks.afterConcurrent?.(concurrent);
-  const stream = summary(await runLoad({ ...target, body: STREAM, concurrency: 1, requests: STREAM_REQUESTS, firstChunk: true }));
+  const stream = summary(await runLoad({ ...target, body: STREAM, concurrency: 1, requests: STREAM_REQUESTS, firstChunk: true, pauseMs: SERIAL_PAUSE_MS }));
   const added = direct ? {
     p50_ms: round(serial.p50 - direct.serial.p50),
     p99_ms: round(serial.p99 - direct.serial.p99),
@@ -168,7 +170,7 @@ async function main(): Promise<void> {
   const temporalPid = findPid(['start-dev', stack.temporalAddress.split(':')[1]]);
   const results: Record<string, any> = {
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}`, loadAverageAtStart: os.loadavg().map(round) },
-    settings: { serialRequests: SERIAL_REQUESTS, concurrentMs: CONCURRENT_MS, concurrency: CONCURRENCY, streamRequests: STREAM_REQUESTS, overloadConcurrency: OVERLOAD_CONCURRENCY, overloadMs: OVERLOAD_MS },
+    settings: { serialRequests: SERIAL_REQUESTS, serialPauseMs: SERIAL_PAUSE_MS, concurrentMs: CONCURRENT_MS, concurrency: CONCURRENCY, streamRequests: STREAM_REQUESTS, overloadConcurrency: OVERLOAD_CONCURRENCY, overloadMs: OVERLOAD_MS },
   };
   try {
     const direct = { url: `${mock.info.url}/v1/chat/completions`, headers: { authorization: 'Bearer bench' } };
@@ -189,7 +191,7 @@ async function main(): Promise<void> {
 
     if (FLOOR) {
       const floor = await startChild('bench/floor.js', {
-        TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_PID: String(temporalPid ?? ''), FLOOR_SERIAL: String(Math.min(SERIAL_REQUESTS, 500)), FLOOR_CONCURRENCY: String(CONCURRENCY), FLOOR_DURATION_MS: String(CONCURRENT_MS),
+        TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_PID: String(temporalPid ?? ''), FLOOR_SERIAL: String(Math.min(SERIAL_REQUESTS, 500)), FLOOR_PAUSE_MS: String(SERIAL_PAUSE_MS), FLOOR_CONCURRENCY: String(CONCURRENCY), FLOOR_DURATION_MS: String(CONCURRENT_MS),
       });
       results.floor = floor.info;
       await stopChild(floor.child);
