@@ -66,7 +66,10 @@ export class StreamSink {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    this.res.flushHeaders();
+    // The headers go out with the events written in this same turn (the opening ones and the first part),
+    // in one write instead of one per piece: each is a system call and a packet on the time to first token.
+    this.res.cork();
+    process.nextTick(() => this.res.uncork());
     for (const waiter of this.startWaiters.splice(0)) waiter();
   }
 

@@ -11,6 +11,7 @@ import type { StreamChatOutcome, StreamProgress } from '../activities/stream-cha
 import { isDenied, ledger, serveAlongChain, type HopRecord, type HopServed, type ModelRequestInput } from './request-steps';
 import { streamUsageStatus } from '../domain/usage-record';
 import { streamHopInput } from './hop-inputs';
+import { reportingToCaller } from './result-sinks';
 
 export interface ChatStreamInput extends ModelRequestInput {
   /** Task queue of the API process that holds the client's connection. */
@@ -57,6 +58,11 @@ async function lastProgress(err: unknown, reservationId: string): Promise<Stream
 const NOT_HERE: StreamChatOutcome = { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
 
 export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatStreamResult> {
+  // The API of the process that started the run learns how it ended in-process, without a long poll of the server.
+  return reportingToCaller(() => streamAlongChain(input));
+}
+
+async function streamAlongChain(input: ChatStreamInput): Promise<ChatStreamResult> {
   const stream = proxyActivities<StreamActivities>({
     ...STREAM_OPTIONS,
     taskQueue: input.streamTaskQueue,

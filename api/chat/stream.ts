@@ -5,12 +5,12 @@
  * with its status.
  */
 import { InvalidRequestError } from '../../core/errors';
-import type { chatStreamWorkflow, ChatStreamInput, ChatStreamResult } from '../../workflows/chat-stream';
+import type { chatStreamWorkflow, ChatStreamInput } from '../../workflows/chat-stream';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { abandonUnlessStarted, requestInput, startRequestWorkflow } from '../requests/start';
 import { hopTicket, streamHopInput } from '../../workflows/hop-inputs';
 import type { Endpoint } from '../../endpoints/types';
-import { runResult } from '../requests/outcome';
+import { awaitOutcome, expectOutcome } from '../requests/outcome';
 import { requestWorkflowId } from '../../workflows/contracts';
 import { RequestPhases } from '../http/server-timing';
 
@@ -31,6 +31,8 @@ export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: 
   const workflowId = requestWorkflowId(requestId);
   // The first hop holds and opens the upstream stream while the run starts; its first byte waits for the run.
   const firstHop = deps.firstHop?.chatStream(streamHopInput(input, 0, hopTicket(input, 0, Date.now(), workflowId))) ?? null;
+  // A run started eagerly here tells its end in-process (api/requests/outcome.ts); another is asked of the server.
+  const expectation = expectOutcome(deps.results, workflowId);
   try {
     let handle;
     try {
@@ -38,6 +40,7 @@ export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: 
         workflowId, args: [input], model: req.model, endpoint: req.endpoint, workflowExecutionTimeout: '45 minutes',
       });
     } catch (err) {
+      expectation?.cancel();
       if (firstHop) abandonUnlessStarted(firstHop, err);
       throw err;
     }
@@ -45,7 +48,7 @@ export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: 
     phases.end('start');
     // Wherever the run's task went, its stream activity comes to this process (the one holding the connection).
     firstHop?.confirm();
-    const result = runResult<ChatStreamResult>(handle, { requestId, joined: false, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
+    const result = awaitOutcome<typeof chatStreamWorkflow>(handle, expectation, { requestId, joined: false, patienceMs: deps.config.outcomeWaitSeconds * 1000 });
     // Before the first byte, a failed workflow is an ordinary error response (status and JSON body).
     await Promise.race([sink.whenStarted(), result]);
     if (!sink.hasStarted) {
