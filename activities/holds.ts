@@ -1,12 +1,14 @@
 /**
  * The hold sweeper's activity: every held reservation older than the threshold whose workflow is closed
  * (terminated, timed out, failed, or gone from the server) is released, and the release audited. A hold
- * whose run still goes on is left to that run, which closes its own books.
+ * whose run still goes on is left to that run, which closes its own books. Rows of stream progress whose
+ * hold has ended go too.
  */
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { findOldHolds, holdWorkflowId, releaseAbandonedHold } from '../domain/abandoned-holds';
 import type { ActivityDeps } from './deps';
+import { pruneStreamProgress } from '../domain/stream-progress';
 
 export const HOLD_SWEEPER_ACTOR = 'system:hold-sweeper';
 
@@ -21,6 +23,8 @@ export interface SweepResult {
   checked: number;
   released: number;
   stillRunning: number;
+  /** Rows of stream progress left by streams whose process died, dropped once their hold ended (absent in runs before it). */
+  progressPruned?: number;
 }
 
 export function createHoldActivities(deps: Pick<ActivityDeps, 'db'>) {
@@ -50,6 +54,7 @@ export function createHoldActivities(deps: Pick<ActivityDeps, 'db'>) {
         });
         if (released) result.released += 1;
       }
+      result.progressPruned = await pruneStreamProgress(deps.db, input.minAgeSeconds);
       return result;
     },
   };

@@ -29,6 +29,21 @@ export async function forgetStreamProgress(db: Knex, reservationId: string): Pro
 }
 
 /**
+ * Drops the rows of streams whose hold has ended (settled or given back) and that were last written more
+ * than `olderThanSeconds` ago: a stream whose process died leaves its row, which its run bills from and no
+ * one reads after. Returns how many went. Called by the hold sweeper (activities/holds.ts).
+ */
+export async function pruneStreamProgress(db: Knex, olderThanSeconds: number): Promise<number> {
+  const { rowCount } = await db.raw(
+    `delete from stream_progress p
+      where p.updated_at < now() - make_interval(secs => ?)
+        and not exists (select 1 from reservations r where r.id = p.reservation_id and r.status = 'held')`,
+    [olderThanSeconds],
+  );
+  return rowCount ?? 0;
+}
+
+/**
  * Writes a stream's progress at most every `everyMs` (the first write `everyMs` after the stream began, so a
  * short stream writes nothing), one write at a time; a failed write is dropped (the next one catches up).
  */
