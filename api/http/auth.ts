@@ -15,7 +15,7 @@ import { AuthenticationError, PermissionDeniedError } from '../../core/errors';
 import { ROLES, type Role } from '../../domain/workspaces';
 import { can, lowerRole } from '../../domain/permissions';
 import { memberRole } from '../../domain/members';
-import { PostgresWindowCounters, type WindowHit } from '../../domain/rate-limits';
+import { PostgresWindowCounters } from '../../domain/rate-limits';
 import { currentSession, hasSessionCookie, requireSameOrigin } from './session';
 import { checkIp, ipRefusal, ipWindowOf, type IpNet } from './ip-limit';
 import { countedKeyLookup, keyLookupQuery, keyStanding, type KeyRow } from './key-lookup';
@@ -98,7 +98,7 @@ async function countedKeyAuth(ctx: Koa.Context, db: Knex, countersPool: Knex, ke
   const refusal = ipRefusal(looked.ipHit, ip.windowMs);
   if (refusal) throw refusal;
   const auth = await keyAuthOf(db, key, hash, looked.row);
-  if (looked.rpmHit) ctx.state.rpmHit = looked.rpmHit satisfies WindowHit;
+  if (looked.rpmHit) ctx.state.rpmHit = looked.rpmHit;
   return auth;
 }
 

@@ -36,9 +36,12 @@ export function keyLookupQuery(db: Knex, hash: string): Knex.QueryBuilder {
     .limit(1);
 }
 
+/** What surrounds a key's id in the name of its requests-per-minute window (the statement below builds it too). */
+const RPM_BUCKET = { before: 'key:', after: ':rpm' } as const;
+
 /** The name a key's requests-per-minute window is counted under (the same in every store). */
 export function keyRpmBucket(keyId: string): string {
-  return `key:${keyId}:rpm`;
+  return `${RPM_BUCKET.before}${keyId}${RPM_BUCKET.after}`;
 }
 
 /** The rpm window's length. */
@@ -74,13 +77,13 @@ export async function countedKeyLookup(db: Knex, opts: {
   const [row] = await preparedRows<KeyRow & { ip_count: number; rpm_count: number | null }>(db, db.raw(
     `with ip as (${windowUpsertSql('values (?, ?, 1)')}),
      key as ?,
-     rpm as (${windowUpsertSql(`select 'key:' || key.id || ':rpm', ?::bigint, 1 from key, ip
+     rpm as (${windowUpsertSql(`select ?::text || key.id || ?::text, ?::bigint, 1 from key, ip
          where ?::boolean and ip.count <= ? and key.revoked_at is null
            and (key.created_by_user_id is null or key.creator_role is not null)
            and key.kind || ':' || key.role || ':' || coalesce(key.creator_role, '') = any(?::text[])
            and coalesce(key.rpm_limit, key.rpm_preset) is not null`)})
      select key.*, ip.count as ip_count, (select count from rpm) as rpm_count from ip left join key on true`,
-    [opts.ip.bucket, ipWindow.start, keyLookupQuery(db, opts.hash), rpmWindow.start, opts.countingRpm !== null, opts.ip.limit, textArrayLiteral(opts.countingRpm?.standings ?? [])],
+    [opts.ip.bucket, ipWindow.start, keyLookupQuery(db, opts.hash), RPM_BUCKET.before, RPM_BUCKET.after, rpmWindow.start, opts.countingRpm !== null, opts.ip.limit, textArrayLiteral(opts.countingRpm?.standings ?? [])],
   ));
   const { ip_count: ipCount, rpm_count: rpmCount, ...key } = row;
   const rpmLimit = key.id ? (key.rpm_limit ?? key.rpm_preset) : null;
