@@ -203,7 +203,7 @@ export function expectShape(provider: string, ok: boolean, what: string): assert
 export function transportError(provider: string, err: unknown, timedOut: boolean, callerSignal?: AbortSignal): UpstreamError {
   if (timedOut) return new UpstreamError(`${provider} did not answer in time`, { kind: 'timeout', provider });
   if (callerSignal?.aborted) return new UpstreamError(`request to ${provider} was cancelled`, { kind: 'network', provider, code: 'upstream_cancelled' });
-  // The error's code (ECONNREFUSED ...), never its message, which may name an internal address.
+  // The error's code (ECONNREFUSED ...) when it has one, not its message, which may name an internal address.
   const code = err instanceof Error ? ((err as { cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code) : undefined;
   const reason = code ?? (err instanceof Error ? err.message : String(err));
   return new UpstreamError(`${provider} is unreachable (${reason})`, { kind: 'network', provider });
