@@ -1,6 +1,6 @@
 /** The Messages API chat adapter: one POST to `/v1/messages`, plain or streamed. */
 import type { Connection } from '../connection';
-import { readSse, upstreamFetch, upstreamJson } from '../http';
+import { readSse, upstreamJson, upstreamStream } from '../http';
 import type { CallContext, ChatModelAdapter, ChatRequest, ChatResult, ChatStreamPart } from '../types';
 import { buildMessagesRequest } from './request';
 import { parseMessagesResponse } from './response';
@@ -27,12 +27,12 @@ export class AnthropicChatModel implements ChatModelAdapter {
     const { providerId } = this.connection;
     const request = this.connection.request(ctx, { headers: { 'content-type': 'application/json', accept: 'text/event-stream' } });
     const { body, jsonTool } = buildMessagesRequest(this.model, req, this.settings.defaultMaxTokens);
-    const { response, done, endDeadline } = await upstreamFetch(providerId, this.connection.url(MESSAGES_PATH), { ...request, json: { ...body, stream: true } });
+    const { body: answer, done, endDeadline } = await upstreamStream(providerId, this.connection.url(MESSAGES_PATH), { ...request, json: { ...body, stream: true } });
     // The attempt deadline covers the first byte; afterwards silence is bounded by the idle timeout,
     // and the caller's signal still cancels the body.
     endDeadline();
     try {
-      yield* translateStream(providerId, readSse(providerId, response, { idleTimeoutMs: request.timeoutMs, signal: ctx.signal }), jsonTool);
+      yield* translateStream(providerId, readSse(providerId, answer, { idleTimeoutMs: request.timeoutMs, signal: ctx.signal }), jsonTool);
     } finally {
       done();
     }

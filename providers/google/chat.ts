@@ -1,7 +1,7 @@
 /** The Gemini chat adapter: `:generateContent`, and `:streamGenerateContent?alt=sse` for streams. */
 import { UpstreamError } from '../../core/errors';
 import type { Connection } from '../connection';
-import { classifyHttpFailure, parseSseJson, readSse, upstreamFetch, upstreamJson } from '../http';
+import { classifyHttpFailure, parseSseJson, readSse, upstreamJson, upstreamStream } from '../http';
 import type { CallContext, ChatModelAdapter, ChatRequest, ChatResult, ChatStreamPart, FinishReason } from '../types';
 import { buildGenerateContentRequest } from './chat-request';
 import { mapFinishReason, parseGenerateContentResponse, toTokenUsage, toToolCall } from './chat-response';
@@ -24,24 +24,24 @@ export class GoogleChatModel implements ChatModelAdapter {
     const request = this.connection.request(ctx, { headers: { accept: 'text/event-stream' } });
     const body = buildGenerateContentRequest(this.model, req);
     const url = `${modelUrl(this.connection, this.model, 'streamGenerateContent')}?alt=sse`;
-    const { response, done, endDeadline } = await upstreamFetch(providerId, url, { ...request, json: body });
+    const { body: answer, done, endDeadline } = await upstreamStream(providerId, url, { ...request, json: body });
     // The attempt deadline covers the first byte; afterwards silence is bounded by the idle timeout,
     // and the caller's signal still cancels the body.
     endDeadline();
     try {
-      yield* translateGeminiStream(providerId, response, request.timeoutMs, ctx);
+      yield* translateGeminiStream(providerId, answer, request.timeoutMs, ctx);
     } finally {
       done();
     }
   }
 }
 
-async function* translateGeminiStream(provider: string, response: Response, timeoutMs: number | undefined, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
+async function* translateGeminiStream(provider: string, answer: AsyncIterable<Uint8Array>, timeoutMs: number | undefined, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
   let toolCount = 0;
   let finishReason: string | undefined;
   let blocked = false;
   let usage: GeminiUsageMetadata | undefined;
-  for await (const event of readSse(provider, response, { idleTimeoutMs: timeoutMs, signal: ctx.signal })) {
+  for await (const event of readSse(provider, answer, { idleTimeoutMs: timeoutMs, signal: ctx.signal })) {
     const chunk = parseSseJson<GeminiGenerateContentResponse>(provider, event.data);
     if (chunk.error) throw classifyHttpFailure(provider, chunk.error.code ?? 500, new Headers(), event.data);
     if (chunk.usageMetadata) usage = chunk.usageMetadata; // cumulative: the last one counts

@@ -1,25 +1,25 @@
 /** Streamed chat completions: OpenAI's SSE chunks turned into ChatStreamParts. */
 import { UpstreamError } from '../../core/errors';
 import type { Connection } from '../connection';
-import { expectShape, extractErrorMessage, parseSseJson, readSse, upstreamFetch } from '../http';
+import { expectShape, extractErrorMessage, parseSseJson, readSse, upstreamStream } from '../http';
 import type { CallContext, ChatStreamPart, ChatTokenLogprob, FinishReason, TokenUsage } from '../types';
 import { contentText, mapFinishReason, mapUsage, tokenLogprobs } from './chat-wire';
 import { isObject, isOptionalString, type JsonObject } from './shape';
 
 export async function* streamChatCompletion(connection: Connection, url: string, body: JsonObject, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
   const provider = connection.providerId;
-  const { response, done, endDeadline } = await upstreamFetch(provider, url, connection.request(ctx, { json: body, headers: { accept: 'text/event-stream' } }));
+  const { body: answer, done, endDeadline } = await upstreamStream(provider, url, connection.request(ctx, { json: body, headers: { accept: 'text/event-stream' } }));
   // The per-attempt deadline bounds the wait for the first byte; the stream itself is bounded by
   // readSse's idle timeout and by the caller's signal, which keeps cancelling the body until `done`.
   endDeadline();
   try {
-    yield* translateStream(provider, response, ctx);
+    yield* translateStream(provider, answer, ctx);
   } finally {
     done();
   }
 }
 
-async function* translateStream(provider: string, response: Response, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
+async function* translateStream(provider: string, answer: AsyncIterable<Uint8Array>, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
   // By choice index (one choice unless the request asked for `n` > 1).
   const finishReasons: FinishReason[] = [];
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
@@ -27,7 +27,7 @@ async function* translateStream(provider: string, response: Response, ctx: CallC
     const reasons = Array.from(finishReasons, (reason) => reason ?? 'stop');
     return { type: 'finish', finishReason: reasons[0] ?? 'stop', usage, ...(reasons.length > 1 ? { finishReasons: reasons } : {}) };
   };
-  for await (const event of readSse(provider, response, { signal: ctx.signal })) {
+  for await (const event of readSse(provider, answer, { signal: ctx.signal })) {
     const data = event.data.trim();
     if (data === '[DONE]') {
       yield finish();

@@ -14,6 +14,8 @@ export interface RecordedRequest {
   raw: Buffer;
   /** The body parsed as JSON when it is JSON, else undefined. */
   json: any;
+  /** The client's port: requests on one kept-alive connection share it. */
+  remotePort: number | undefined;
 }
 
 export type FakeReply =
@@ -88,7 +90,7 @@ export class FakeUpstream {
     if ((req.headers['content-type'] ?? '').includes('json')) {
       try { json = JSON.parse(raw.toString('utf8')); } catch { json = undefined; }
     }
-    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, raw, json };
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, raw, json, remotePort: req.socket.remotePort };
     this.requests.push(recorded);
 
     const route = this.findRoute(recorded.method, recorded.path);
