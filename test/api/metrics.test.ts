@@ -75,8 +75,13 @@ describe('GET /metrics', function () {
   it("appends the Temporal SDK's own metrics", async function () {
     // The SDK core serves them only when this process's runtime was installed by the gateway.
     if (!gateway.runtime.temporal.metricsUrl) this.skip();
-    const text = await scrape();
-    expect(text).to.match(/^temporal_workflow_completed\{/m);
+    // A run of its own: the worker counts its completion after the answer went out, so it is awaited.
+    await chat('sim-chat');
+    const text = await waitFor('the SDK to count a completed workflow', async () => {
+      const scraped = await scrape();
+      return /^temporal_workflow_completed\{/m.test(scraped) ? scraped : null;
+    }, 15_000);
+    expect(text).to.match(/^# TYPE gateway_http_requests_total counter$/m);
   });
 });
 
