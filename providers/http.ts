@@ -41,7 +41,10 @@ export interface UpstreamStream {
  * bench/README.md); a form through `fetch`.
  */
 export async function upstreamStream(provider: string, url: string, req: UpstreamRequest = {}): Promise<UpstreamStream> {
-  if (isPlainBody(req)) return openPlain(provider, url, req);
+  if (isPlainBody(req)) {
+    const { status, headers, res, done, endDeadline } = await openPlain(provider, url, req);
+    return { status, headers, body: nodeBody(res), done, endDeadline };
+  }
   const { response, done, endDeadline } = await upstreamFetch(provider, url, req);
   return { status: response.status, headers: response.headers, body: webBody(response.body), done, endDeadline };
 }
@@ -172,41 +175,33 @@ const agents = {
  * the UpstreamError its status or its transport failure classifies as (the same classification as
  * upstreamFetch). The deadline covers the whole answer; aborting `signal` cancels it.
  */
-function sendPlain(provider: string, url: string, req: UpstreamRequest): Promise<{ status: number; headers: Headers; text: string }> {
-  const { target, client, method, headers, body } = plainRequest(url, req);
-  const span = clientSpan(method, target, headers);
+async function sendPlain(provider: string, url: string, req: UpstreamRequest): Promise<{ status: number; headers: Headers; text: string }> {
+  const answer = await openPlain(provider, url, req);
+  try {
+    return { status: answer.status, headers: answer.headers, text: (await readAll(answer.res)).toString('utf8') };
+  } catch (err) {
+    throw transportError(provider, err, answer.timedOut(), req.signal);
+  } finally {
+    answer.done();
+  }
+}
+
+/** A body's bytes, up to `limit` (the rest is not read: the answer is cut off there). */
+function readAll(res: http.IncomingMessage, limit = Infinity): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    let timedOut = false;
-    let settled = false;
-    const finish = (err: unknown, answer?: { status: number; headers: Headers; text: string }) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      req.signal?.removeEventListener('abort', onAbort);
-      const failure = err ? (err instanceof UpstreamError ? err : transportError(provider, err, timedOut, req.signal)) : null;
-      endSpan(span, answer?.status, failure);
-      if (failure) reject(failure);
-      else resolve(answer!);
-    };
-    const request = client.request(target, { method, headers, agent: agents[target.protocol as 'http:' | 'https:'] }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', (err) => finish(err));
-      res.on('aborted', () => finish(new Error('the answer was cut off')));
-      res.on('end', () => {
-        const status = res.statusCode ?? 0;
-        const text = Buffer.concat(chunks).toString('utf8');
-        const answerHeaders = headersOf(res.headers);
-        if (status >= 200 && status < 300) finish(null, { status, headers: answerHeaders, text });
-        else finish(classifyHttpFailure(provider, status, answerHeaders, text.slice(0, MAX_ERROR_BODY)), { status, headers: answerHeaders, text: '' });
-      });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size < limit) return;
+      resolve(Buffer.concat(chunks).subarray(0, limit));
+      res.destroy();
     });
-    const onAbort = () => request.destroy(new Error('aborted'));
-    const timer = setTimeout(() => { timedOut = true; request.destroy(new Error('timed out')); }, req.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-    if (req.signal?.aborted) onAbort();
-    request.on('error', (err) => finish(err));
-    request.end(body);
+    res.on('end', () => resolve(Buffer.concat(chunks)));
+    res.on('error', reject);
+    // Closed before its end (a connection cut, or destroyed here): a no-op once it ended.
+    res.on('close', () => reject(new Error('the answer was cut off')));
   });
 }
 
@@ -225,12 +220,20 @@ function plainRequest(url: string, req: UpstreamRequest) {
   return { target, client, method, headers, body };
 }
 
+/** A 2xx answer over node:http(s), its body unread, with its call's hooks. */
+interface PlainAnswer extends Omit<UpstreamStream, 'body'> {
+  res: http.IncomingMessage;
+  /** Whether the deadline ended the call (a body cut off by it is a timeout). */
+  timedOut: () => boolean;
+}
+
 /**
- * upstreamStream over node:http(s): resolves once a 2xx answer's headers arrived, its body (the response
- * itself, read as it comes) still unread. The deadline runs until `endDeadline` or `done`; aborting
- * `signal` destroys the request (a body being read then fails, and readSse names it cancelled) until `done`.
+ * One request over node:http(s), resolved once a 2xx answer's headers arrived, its body still unread; a
+ * non-2xx answer, or a failure before the headers, is the UpstreamError it classifies as. The deadline runs
+ * until `endDeadline` or `done`; aborting `signal` destroys the request (a body being read then fails) until
+ * `done`.
  */
-function openPlain(provider: string, url: string, req: UpstreamRequest): Promise<UpstreamStream> {
+function openPlain(provider: string, url: string, req: UpstreamRequest): Promise<PlainAnswer> {
   const { target, client, method, headers, body } = plainRequest(url, req);
   const span = clientSpan(method, target, headers);
   return new Promise((resolve, reject) => {
@@ -252,22 +255,14 @@ function openPlain(provider: string, url: string, req: UpstreamRequest): Promise
       const status = res.statusCode ?? 0;
       const answerHeaders = headersOf(res.headers);
       if (status < 200 || status >= 300) {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          chunks.push(chunk);
-          size += chunk.length;
-          if (size >= MAX_ERROR_BODY) res.destroy();
-        });
         // The status alone classifies the failure when its body cannot be read.
-        const classify = () => fail(classifyHttpFailure(provider, status, answerHeaders, Buffer.concat(chunks).toString('utf8').slice(0, MAX_ERROR_BODY)));
-        res.on('end', classify);
-        res.on('close', classify);
+        void readAll(res, MAX_ERROR_BODY).catch(() => Buffer.alloc(0))
+          .then((text) => fail(classifyHttpFailure(provider, status, answerHeaders, text.toString('utf8'))));
         return;
       }
       settled = true;
       endSpan(span, status, null);
-      resolve({ status, headers: answerHeaders, body: nodeBody(res), done, endDeadline: () => clearTimeout(timer) });
+      resolve({ status, headers: answerHeaders, res, done, endDeadline: () => clearTimeout(timer), timedOut: () => timedOut });
     });
     const onAbort = () => request.destroy(new Error('aborted'));
     const timer = setTimeout(() => { timedOut = true; request.destroy(new Error('timed out')); }, req.timeoutMs ?? DEFAULT_TIMEOUT_MS);

@@ -87,7 +87,7 @@ describe('upstream calls (providers/http.ts)', () => {
       };
       expect(await read(1)).to.deep.equal([JSON.stringify({ n: 1, got: { n: 1 } }), JSON.stringify({ n: 2 }), '[DONE]']);
       // Given up on at [DONE], its end still on the way: drained, the connection goes back to the pool.
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100));
       await read(2);
       const [first, second] = fake.received('POST /v1/stream');
       expect(second.remotePort).to.equal(first.remotePort);
