@@ -42,7 +42,9 @@ export interface UpstreamStream {
  */
 export async function upstreamStream(provider: string, url: string, req: UpstreamRequest = {}): Promise<UpstreamStream> {
   if (isPlainBody(req)) {
-    const { status, headers, res, done, endDeadline } = await openPlain(provider, url, req);
+    const { status, headers, res, done, endDeadline, endSpan: endCallSpan } = await openPlain(provider, url, req);
+    // A stream's span is its wait for the headers: its body may run for minutes.
+    endCallSpan(null);
     return { status, headers, body: nodeBody(res), done, endDeadline };
   }
   const { response, done, endDeadline } = await upstreamFetch(provider, url, req);
@@ -178,9 +180,13 @@ const agents = {
 async function sendPlain(provider: string, url: string, req: UpstreamRequest): Promise<{ status: number; headers: Headers; text: string }> {
   const answer = await openPlain(provider, url, req);
   try {
-    return { status: answer.status, headers: answer.headers, text: (await readAll(answer.res)).toString('utf8') };
+    const text = (await readAll(answer.res)).toString('utf8');
+    answer.endSpan(null);
+    return { status: answer.status, headers: answer.headers, text };
   } catch (err) {
-    throw transportError(provider, err, answer.timedOut(), req.signal);
+    const failure = transportError(provider, err, answer.timedOut(), req.signal);
+    answer.endSpan(failure);
+    throw failure;
   } finally {
     answer.done();
   }
@@ -225,13 +231,15 @@ interface PlainAnswer extends Omit<UpstreamStream, 'body'> {
   res: http.IncomingMessage;
   /** Whether the deadline ended the call (a body cut off by it is a timeout). */
   timedOut: () => boolean;
+  /** Ends the call's client span (tracing on), with the failure reading the body met, if any. */
+  endSpan: (failure: Error | null) => void;
 }
 
 /**
  * One request over node:http(s), resolved once a 2xx answer's headers arrived, its body still unread; a
  * non-2xx answer, or a failure before the headers, is the UpstreamError it classifies as. The deadline runs
  * until `endDeadline` or `done`; aborting `signal` destroys the request (a body being read then fails) until
- * `done`.
+ * `done`. The call's client span (tracing on) ends with a failure here, else when the caller says (`endSpan`).
  */
 function openPlain(provider: string, url: string, req: UpstreamRequest): Promise<PlainAnswer> {
   const { target, client, method, headers, body } = plainRequest(url, req);
@@ -261,8 +269,10 @@ function openPlain(provider: string, url: string, req: UpstreamRequest): Promise
         return;
       }
       settled = true;
-      endSpan(span, status, null);
-      resolve({ status, headers: answerHeaders, res, done, endDeadline: () => clearTimeout(timer), timedOut: () => timedOut });
+      resolve({
+        status, headers: answerHeaders, res, done, endDeadline: () => clearTimeout(timer), timedOut: () => timedOut,
+        endSpan: (failure) => endSpan(span, status, failure),
+      });
     });
     const onAbort = () => request.destroy(new Error('aborted'));
     const timer = setTimeout(() => { timedOut = true; request.destroy(new Error('timed out')); }, req.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -292,6 +302,7 @@ function endSpan(span: Span | null, status: number | undefined, failure: Error |
   if (status !== undefined) span.setAttribute('http.response.status_code', status);
   if (failure) span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
   span.end();
+
 }
 
 function headersOf(raw: http.IncomingHttpHeaders): Headers {
