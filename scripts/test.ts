@@ -30,7 +30,17 @@ ensureGoTool(MINIO, config.cacheDir);
 const mocha = path.join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const args = process.argv[2] === '--faults'
   ? ['--no-config', '--require', 'dist/test/support/root-hooks.js', '--timeout', '60000', '--exit', 'dist/test/faults/**/*.test.js', ...process.argv.slice(3)]
-  : process.argv.slice(2);
+  : withOnlyNamedFiles(process.argv.slice(2));
+
+/**
+ * Mocha adds test files named on its command line to the `spec` of .mocharc.json instead of replacing it, so
+ * `npm test -- dist/test/x.test.js` would run the whole suite: with files named, the config's other settings
+ * are passed by hand and its spec left out.
+ */
+function withOnlyNamedFiles(argv: string[]): string[] {
+  if (!argv.some((arg) => arg.endsWith('.js'))) return argv;
+  return ['--no-config', '--require', 'dist/test/support/root-hooks.js', '--timeout', '60000', '--slow', '2000', '--exit', ...argv];
+}
 const result = spawnSync(process.execPath, [mocha, ...args], {
   cwd: repoRoot,
   stdio: 'inherit',
