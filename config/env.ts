@@ -125,8 +125,8 @@ const CODEC_KEY = '[A-Za-z0-9._-]{1,64}:[A-Za-z0-9+/_-]+={0,2}';
 const ORIGIN = 'https?://[^\\s,/]+';
 /** A DNS name (labels of letters, digits and hyphens). */
 const DOMAIN = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*';
-/** A host as a Host header names it, without the port: a DNS name, an IPv4 address, or an IPv6 one in brackets. */
-const HOST_NAME = `(${DOMAIN}|\\[[0-9A-Fa-f:.]+\\])`;
+/** A host as a Host header names it, without the port: a DNS name (a final dot allowed), an IPv4 address, or an IPv6 one in brackets. */
+const HOST_NAME = `(${DOMAIN}\\.?|\\[[0-9A-Fa-f:.]+\\])`;
 
 const schema = {
   type: 'object',
