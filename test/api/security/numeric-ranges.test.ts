@@ -101,6 +101,7 @@ describe('security: every number a request can carry is range-checked', function
     }))),
     { name: 'GET /v1/files limit', param: 'limit', send: query('/v1/files', 'limit') },
     { name: 'GET /v1/videos limit', param: 'limit', send: query('/v1/videos', 'limit') },
+    { name: 'GET /v1/responses/{id}/input_items limit', param: 'limit', send: query('/v1/responses/resp_x/input_items', 'limit') },
   ];
 
   it('a number out of range in a body is a 400 naming it, never a 500', async () => {
