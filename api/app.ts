@@ -1,6 +1,6 @@
 /**
  * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
- * path: request id -> metrics -> tracing -> error mapping -> CORS (/v1) -> input checks (path and query) ->
+ * path: request id -> metrics -> tracing -> error mapping -> allowed hosts -> CORS (/v1) -> input checks (path and query) ->
  * (model endpoints: admission control) -> auth with the per-IP safety net -> permission guard
  * (domain/permissions.ts) -> (model endpoints: key quotas) -> routes. The web app's files and its /api
  * session endpoints sit beside /v1.
@@ -9,6 +9,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppDeps, GatewayState } from './http/context';
 import { errorMiddleware } from './http/errors';
+import { allowedHostsMiddleware } from './http/allowed-hosts';
 import { requestIdMiddleware } from './http/request-id';
 import { corsMiddleware } from './http/cors';
 import { authMiddleware, keyKindGuard } from './http/auth';
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   app.use(metricsMiddleware(deps.metrics));
   app.use(tracingMiddleware(deps.tracing));
   app.use(errorMiddleware(deps.log));
+  app.use(allowedHostsMiddleware(deps.config.allowedHosts));
   app.use(corsMiddleware({ origins: deps.config.corsAllowedOrigins, prefix: '/v1' }));
   app.use(metricsRouter(deps).routes());
 

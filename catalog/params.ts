@@ -107,6 +107,8 @@ function checkScalar(record: ModelRecord, name: string, rule: Exclude<ParamRule,
       const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
       if (typeof n !== 'number' || !Number.isFinite(n)) throw invalidValue(record, name, value, `Expected ${rule.type === 'integer' ? 'an integer' : 'a number'}.`);
       if (rule.type === 'integer' && !Number.isInteger(n)) throw invalidValue(record, name, value, 'Expected an integer.');
+      // Past 2^53 a JSON integer is no longer the one the client wrote: refused, not sent on changed.
+      if (rule.type === 'integer' && !Number.isSafeInteger(n)) throw invalidValue(record, name, value, `Must be an integer from ${-Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}.`);
       if (rule.min !== undefined && n < rule.min) throw invalidValue(record, name, value, rangeText(rule));
       if (rule.max !== undefined && n > rule.max) throw invalidValue(record, name, value, rangeText(rule));
       return n;

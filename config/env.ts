@@ -75,8 +75,20 @@ export interface GatewayConfig {
   codecCorsOrigins: string[];
   /** Whether missing secrets (codec key, operator token) may be generated into the data dir: not in production. */
   generateDevSecrets: boolean;
-  /** The address people open, for links in e-mails (absent: the address the request came to). */
+  /**
+   * The address people open, for every link in e-mails (PUBLIC_URL; required in production). Absent (outside
+   * production): the API's own listen address, never a request's Host header.
+   */
   publicUrl?: string;
+  /**
+   * Host names requests may name in `Host` (ALLOWED_HOSTS, plus PUBLIC_URL's host, the listen address and the
+   * loopback names); any other is refused with 421 (a DNS-rebinding page names its own host).
+   */
+  allowedHosts: string[];
+  /** Who may create an account: anyone, only people holding an invitation, or nobody (SIGNUP_MODE). */
+  signupMode: SignupMode;
+  /** E-mail domains sign-up accepts (SIGNUP_ALLOWED_DOMAINS, lower case); empty: any. */
+  signupAllowedDomains: string[];
   /** HMAC secret of CAPTCHA challenges; shared by every API process (absent: a random one per process). */
   captchaSecret: string;
   /** CAPTCHA difficulty: PBKDF2 iterations per attempt and the largest counter a client may have to reach. */
@@ -104,10 +116,17 @@ export interface GatewayConfig {
   otelServiceName: string;
 }
 
+export const SIGNUP_MODES = ['open', 'invite-only', 'closed'] as const;
+export type SignupMode = (typeof SIGNUP_MODES)[number];
+
 /** `id:base64key`; the key must decode to 32 bytes (checked after the pattern). */
 const CODEC_KEY = '[A-Za-z0-9._-]{1,64}:[A-Za-z0-9+/_-]+={0,2}';
 /** An origin as browsers send it: scheme, host and port, no path. */
 const ORIGIN = 'https?://[^\\s,/]+';
+/** A DNS name (labels of letters, digits and hyphens). */
+const DOMAIN = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*';
+/** A host as a Host header names it, without the port: a DNS name (a final dot allowed), an IPv4 address, or an IPv6 one in brackets. */
+const HOST_NAME = `(${DOMAIN}\\.?|\\[[0-9A-Fa-f:.]+\\])`;
 
 const schema = {
   type: 'object',
@@ -148,7 +167,10 @@ const schema = {
     OPERATOR_TOKEN: { type: 'string', pattern: '^[\\x21-\\x7e]{32,512}$' },
     CODEC_CORS_ORIGINS: { type: 'string', pattern: `^${ORIGIN}(\\s*,\\s*${ORIGIN})*$` },
     TEMPORAL_UI_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
-    PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s]+[^/]$' },
+    PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?[^/\\s?#]$' },
+    ALLOWED_HOSTS: { type: 'string', pattern: `^\\s*${HOST_NAME}(\\s*,\\s*${HOST_NAME})*\\s*$` },
+    SIGNUP_MODE: { enum: SIGNUP_MODES },
+    SIGNUP_ALLOWED_DOMAINS: { type: 'string', pattern: `^\\s*@?${DOMAIN}(\\s*,\\s*@?${DOMAIN})*\\s*$` },
     CAPTCHA_SECRET: { type: 'string', minLength: 16 },
     CAPTCHA_COST: { type: 'string', pattern: '^[1-9][0-9]*$' },
     CAPTCHA_MAX_COUNTER: { type: 'string', pattern: '^[1-9][0-9]*$' },
@@ -186,11 +208,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
   if (production && !present.TEMPORAL_CODEC_KEYS) {
     throw new ConfigError('Invalid environment configuration:\n  - TEMPORAL_CODEC_KEYS is required in production (NODE_ENV=production): `id:base64key`, a 32-byte key, e.g. from `openssl rand -base64 32`');
   }
+  if (production && !present.PUBLIC_URL) {
+    throw new ConfigError('Invalid environment configuration:\n  - PUBLIC_URL is required in production (NODE_ENV=production): the address people open (e.g. https://gateway.example.com), from which every link in e-mails is built');
+  }
   const uiPort = present.TEMPORAL_UI_PORT ?? '8233';
+  const host = present.HOST ?? '127.0.0.1';
   const cacheDir = present.GATEWAY_CACHE_DIR ?? `${repoRoot}/.cache`;
   return {
     port: Number(present.PORT ?? 8080),
-    host: present.HOST ?? '127.0.0.1',
+    host,
     databaseUrl: present.DATABASE_URL,
     temporalAddress: present.TEMPORAL_ADDRESS,
     temporalNamespace: present.TEMPORAL_NAMESPACE ?? 'default',
@@ -231,6 +257,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
       : [...new Set([`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`, ...(present.TEMPORAL_UI_URL ? [new URL(present.TEMPORAL_UI_URL).origin] : [])])],
     generateDevSecrets: !production,
     publicUrl: present.PUBLIC_URL,
+    allowedHosts: allowedHostNames({ listed: present.ALLOWED_HOSTS, publicUrl: present.PUBLIC_URL, host }),
+    signupMode: (present.SIGNUP_MODE as SignupMode | undefined) ?? 'open',
+    signupAllowedDomains: splitList(present.SIGNUP_ALLOWED_DOMAINS ?? '').map((d) => d.replace(/^@/, '').toLowerCase()),
     captchaSecret: present.CAPTCHA_SECRET ?? randomBytes(32).toString('hex'),
     captchaCost: Number(present.CAPTCHA_COST ?? 1000),
     captchaMaxCounter: Number(present.CAPTCHA_MAX_COUNTER ?? 3000),
@@ -262,6 +291,25 @@ export function parseCodecKeys(text: string, source: string): CodecKey[] {
   const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
   if (repeated !== undefined) throw new ConfigError(`${source}: key id '${repeated}' appears twice`);
   return keys;
+}
+
+/** Loopback names: a page of another site cannot make a browser send them, so they are always allowed. */
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1'];
+
+/**
+ * The host names the API answers: those listed, PUBLIC_URL's, the listen address (unless it is a wildcard)
+ * and the loopback names; lower case, IPv6 without brackets (as `normalizeHostName` reads a Host header).
+ */
+function allowedHostNames(opts: { listed?: string; publicUrl?: string; host: string }): string[] {
+  const names = [...splitList(opts.listed ?? ''), ...LOOPBACK_HOSTS];
+  if (opts.publicUrl) names.push(new URL(opts.publicUrl).hostname);
+  if (!['0.0.0.0', '::', '[::]'].includes(opts.host)) names.push(opts.host);
+  return [...new Set(names.map(normalizeHostName))];
+}
+
+/** A host name as compared: lower case, without a trailing dot or IPv6 brackets. */
+export function normalizeHostName(name: string): string {
+  return name.trim().toLowerCase().replace(/\.$/, '').replace(/^\[(.*)\]$/, '$1');
 }
 
 function splitList(text: string): string[] {

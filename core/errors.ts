@@ -103,6 +103,15 @@ export class MethodNotAllowedError extends GatewayError {
   }
 }
 
+/**
+ * 421: the request names a host this server does not answer for (its `Host` is not an allowed name), as a
+ * page that rebound its own DNS name to the gateway's address would. Raised before anything else is read.
+ */
+export class MisdirectedRequestError extends GatewayError {
+  readonly status = 421;
+  readonly type = 'invalid_request_error' as const;
+}
+
 /** 409 or 422: the request conflicts with earlier state (an idempotency key reused with another body). */
 export class ConflictError extends GatewayError {
   readonly type = 'conflict_error' as const;
@@ -275,6 +284,7 @@ export function gatewayErrorFromJSON(json: SerializedGatewayError): GatewayError
     case 'NotFoundError': return new NotFoundError(json.message, opts);
     case 'ConflictError': return new ConflictError(json.message, { ...opts, status: json.status === 422 ? 422 : 409 });
     case 'PayloadTooLargeError': return new PayloadTooLargeError(json.message, opts);
+    case 'MisdirectedRequestError': return new MisdirectedRequestError(json.message, opts);
     case 'InsufficientCreditsError': return new InsufficientCreditsError(json.message, { code: json.code ?? undefined });
     case 'RateLimitError': {
       const retryAfter = Number(json.headers?.['retry-after'] ?? 1);
@@ -302,7 +312,7 @@ export function gatewayErrorFromJSON(json: SerializedGatewayError): GatewayError
 
 export const GATEWAY_ERROR_NAMES = [
   'InvalidRequestError', 'AuthenticationError', 'PermissionDeniedError', 'NotFoundError', 'ConflictError',
-  'PayloadTooLargeError', 'InsufficientCreditsError', 'RateLimitError', 'UpstreamError', 'InternalError',
+  'PayloadTooLargeError', 'MisdirectedRequestError', 'InsufficientCreditsError', 'RateLimitError', 'UpstreamError', 'InternalError',
   'ServiceUnavailableError',
 ] as const;
 

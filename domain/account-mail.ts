@@ -4,7 +4,25 @@
  * can still be followed.
  */
 import { sendEmail, type EmailSettings } from '../infra/notify/email';
+import { RateLimitError } from '../core/errors';
 import type { Logger } from '../core/log';
+import type { WindowCounters } from './rate-limits';
+
+/**
+ * E-mails one address may be sent per hour, by kind: verification (sign-up, resend) and password reset.
+ * Counted whether or not the address has an account, so the limit's answer tells nothing either.
+ */
+export const ACCOUNT_MAIL_LIMITS = { verify: 5, reset: 5, windowMs: 3600_000 } as const;
+
+export type AccountMailKind = 'verify' | 'reset';
+
+/** Counts one e-mail of `kind` to `email` in the shared window counters; 429 `too_many_emails` past the limit. */
+export async function countAccountMail(counters: WindowCounters, kind: AccountMailKind, email: string): Promise<void> {
+  const hit = await counters.hit(`mail:${kind}:${email.toLowerCase()}`, ACCOUNT_MAIL_LIMITS.windowMs, ACCOUNT_MAIL_LIMITS[kind]);
+  if (!hit.allowed) {
+    throw new RateLimitError('Too many e-mails were sent to this address lately. Wait an hour and try again.', { retryAfterSeconds: Math.ceil(hit.resetMs / 1000), code: 'too_many_emails' });
+  }
+}
 
 export interface AccountMailer {
   send(to: string, subject: string, text: string): Promise<void>;
@@ -26,6 +44,11 @@ export const mailText = {
   verify: (link: string) => ({
     subject: 'Verify your e-mail address',
     text: `Welcome to the Model Gateway.\n\nConfirm your e-mail address by opening this link (valid for 24 hours):\n${link}\n\nIf you did not sign up, ignore this message.`,
+  }),
+  /** To the owner of an address someone tried to sign up with again: the answer did not say it was taken. */
+  alreadyRegistered: (signInLink: string, resetLink: string) => ({
+    subject: 'You already have an account',
+    text: `Someone (perhaps you) tried to create a Model Gateway account with this e-mail address, which already has one.\n\nSign in here:\n${signInLink}\n\nForgot your password? Choose a new one here:\n${resetLink}\n\nIf it was not you, ignore this message; nothing changed.`,
   }),
   reset: (link: string) => ({
     subject: 'Reset your password',

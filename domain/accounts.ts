@@ -8,6 +8,7 @@ import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import { AuthenticationError, ConflictError, InvalidRequestError, PermissionDeniedError, RateLimitError } from '../core/errors';
 import { newId } from '../core/ids';
 import { audit } from './audit';
+import { activateWorkspacesOf } from './members';
 import type { WindowCounters } from './rate-limits';
 import { hashSecretToken, looksLikeSecretToken, newSecretToken } from './secret-tokens';
 
@@ -34,11 +35,16 @@ export function normalizeEmail(value: unknown, param = 'email'): string {
   return email;
 }
 
-function checkPassword(value: unknown): string {
+export function checkPassword(value: unknown): string {
   if (typeof value !== 'string' || value.length < 10 || value.length > 200) {
     throw new InvalidRequestError('A password has 10 to 200 characters.', { param: 'password', code: 'weak_password' });
   }
   return value;
+}
+
+/** The name an account gets: the one given (up to 200 characters), else the address's local part. */
+export function displayName(email: string, name?: string): string {
+  return (name ?? '').trim().slice(0, 200) || email.split('@')[0];
 }
 
 export function toUser(row: Record<string, any>): User {
@@ -53,7 +59,7 @@ export async function hashPassword(password: string): Promise<string> {
 export async function createUser(db: Knex | Knex.Transaction, opts: { email: string; password: string; name?: string; verified?: boolean; actor: string }): Promise<User> {
   const email = normalizeEmail(opts.email);
   const password = checkPassword(opts.password);
-  const name = (opts.name ?? '').trim().slice(0, 200) || email.split('@')[0];
+  const name = displayName(email, opts.name);
   if (await db('users').whereRaw('lower(email) = ?', [email]).first('id')) {
     throw new ConflictError('An account with this e-mail address already exists. Sign in or reset your password.', { code: 'email_taken', param: 'email' });
   }
@@ -96,11 +102,13 @@ async function consumeUserToken(trx: Knex.Transaction, token: unknown, purpose: 
   return row.user_id;
 }
 
+/** Confirms the address a verification link was sent to; the workspaces the person made at sign-up become active. */
 export async function verifyEmail(db: Knex, token: unknown): Promise<User> {
   return db.transaction(async (trx) => {
     const userId = await consumeUserToken(trx, token, 'verify_email');
     const [row] = await trx('users').where({ id: userId }).update({ email_verified_at: trx.raw('coalesce(email_verified_at, now())') }, '*');
     await audit(trx, { workspaceId: null, actor: `user:${userId}`, action: 'user.verify_email', subjectType: 'user', subjectId: userId });
+    await activateWorkspacesOf(trx, userId);
     return toUser(row);
   });
 }
@@ -115,6 +123,7 @@ export async function resetPassword(db: Knex, token: unknown, password: unknown)
     const [row] = await trx('users').where({ id: userId }).update({ password_hash: passwordHash, email_verified_at: trx.raw('coalesce(email_verified_at, now())') }, '*');
     await trx('sessions').where({ user_id: userId }).delete();
     await audit(trx, { workspaceId: null, actor: `user:${userId}`, action: 'user.reset_password', subjectType: 'user', subjectId: userId });
+    await activateWorkspacesOf(trx, userId);
     return toUser(row);
   });
 }

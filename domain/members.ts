@@ -31,14 +31,35 @@ export function checkRole(value: unknown, param = 'role'): Role {
   return value as Role;
 }
 
-/** A new workspace whose first member (its owner) is `userId`; on the free plan with this cycle's credits. */
-export async function createWorkspaceWithOwner(db: Knex, opts: { name: string; userId: string; planId?: string | null }): Promise<Workspace> {
+/**
+ * A new workspace whose first member (its owner) is `userId`, on the free plan. Made at sign-up
+ * (`activated: false`), it gets this cycle's credits and may spend only once its owner confirmed their
+ * address (`activateWorkspacesOf`); made by someone already confirmed, at once.
+ */
+export async function createWorkspaceWithOwner(db: Knex, opts: { name: string; userId: string; planId?: string | null; activated?: boolean }): Promise<Workspace> {
   const actor = `user:${opts.userId}`;
   const planId = opts.planId === undefined ? 'free' : opts.planId;
-  const workspace = await createWorkspace(db, { name: opts.name, planId, actor });
+  const activated = opts.activated ?? true;
+  const workspace = await createWorkspace(db, { name: opts.name, planId, actor, activated });
   await addMember(db, { workspaceId: workspace.id, userId: opts.userId, role: 'owner', actor });
-  if (planId) await grantCycleForWorkspace(db, { workspaceId: workspace.id, plan: await getPlan(db, planId), cycle: cycleOf(new Date()) });
+  if (planId && activated) await grantCycleForWorkspace(db, { workspaceId: workspace.id, plan: await getPlan(db, planId), cycle: cycleOf(new Date()) });
   return workspace;
+}
+
+/**
+ * The person `userId` confirmed their e-mail address: the workspaces they own that waited for it become
+ * active and get their plan's credits for this cycle, in the caller's transaction. Returns their ids.
+ */
+export async function activateWorkspacesOf(trx: Knex.Transaction, userId: string): Promise<string[]> {
+  const activated: Array<{ id: string; plan_id: string | null }> = await trx('workspaces')
+    .whereNull('activated_at')
+    .whereIn('id', trx('members').where({ user_id: userId, role: 'owner' }).select('workspace_id'))
+    .update({ activated_at: trx.fn.now() }, ['id', 'plan_id']);
+  for (const workspace of activated) {
+    await audit(trx, { workspaceId: workspace.id, actor: `user:${userId}`, action: 'workspace.activate', subjectType: 'workspace', subjectId: workspace.id });
+    if (workspace.plan_id) await grantCycleForWorkspace(trx, { workspaceId: workspace.id, plan: await getPlan(trx, workspace.plan_id), cycle: cycleOf(new Date()) });
+  }
+  return activated.map((w) => w.id);
 }
 
 /** Adds a person with `role` (or sets their role if they are a member): for operators (the CLI, dev start). */
@@ -212,6 +233,12 @@ export async function previewInvitation(db: Knex, token: unknown): Promise<Invit
   const row = await invitationByToken(db, token);
   const workspace = await getWorkspace(db, row.workspace_id);
   return { ...toInvitation(row), workspaceName: workspace.name };
+}
+
+/** Whether `token` names a pending (not accepted, revoked or expired) invitation to `email`. */
+export async function isPendingInvitationFor(db: Knex, token: unknown, email: string): Promise<boolean> {
+  const row = looksLikeSecretToken(token) ? await db('invitations').where({ token_hash: hashSecretToken(token) }).first() : null;
+  return Boolean(row) && row.email === email.toLowerCase() && toInvitation(row).status === 'pending';
 }
 
 async function invitationByToken(db: Knex | Knex.Transaction, token: unknown): Promise<Record<string, any>> {

@@ -86,6 +86,11 @@ export function lowerRole(a: Role, b: Role): Role {
   return RANK[a] <= RANK[b] ? a : b;
 }
 
+/** Whether `role` ranks above `other` (a key's role above its creator's is refused). */
+export function outranks(role: Role, other: Role): boolean {
+  return RANK[role] > RANK[other];
+}
+
 /** Whether `actor` may hand out or take away `role` (only an owner makes owners, via transfer). */
 export function mayAssign(actor: Role, role: Role): boolean {
   return role !== 'owner' && RANK[actor] >= RANK['admin'] && RANK[actor] >= RANK[role];

@@ -76,13 +76,14 @@ export async function grantCycleForWorkspace(db: Knex, opts: { workspaceId: stri
 }
 
 /**
- * One batch of the monthly run: the next `limit` workspaces on a plan after `after` (keyset pagination by
+ * One batch of the monthly run: the next `limit` active workspaces on a plan after `after` (keyset pagination by
  * id, so a batch costs the same at workspace 100,000 as at workspace 1). `onProgress` is called after each
  * workspace (the activity heartbeats there).
  */
 export async function grantCycleBatch(db: Knex, opts: { cycle: string; after: string | null; limit: number; onProgress?: () => void }): Promise<GrantBatchOutcome> {
   parseCycle(opts.cycle);
-  const query = db('workspaces as w').join('plans as p', 'p.id', 'w.plan_id').orderBy('w.id').limit(opts.limit).select('w.id as workspace_id', 'p.*');
+  // A workspace still waiting for its owner's e-mail confirmation gets its credits when it comes (domain/members.ts).
+  const query = db('workspaces as w').join('plans as p', 'p.id', 'w.plan_id').whereNotNull('w.activated_at').orderBy('w.id').limit(opts.limit).select('w.id as workspace_id', 'p.*');
   if (opts.after !== null) query.where('w.id', '>', opts.after);
   const rows = await query;
   const outcomes: WorkspaceGrantOutcome[] = [];

@@ -13,6 +13,8 @@ export const USAGE_GROUPS = ['model', 'api_key_id', 'user_id'] as const;
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 const DAY = 86_400;
+/** The last second of 9999-12-31 (UTC): the latest Unix time a report takes. */
+export const MAX_REPORT_TIME = 253_402_300_799;
 
 export interface ReportRange {
   startTime: number;
@@ -25,7 +27,9 @@ export function parseReportQuery(query: Record<string, unknown>, now = Date.now(
     const raw = query[name];
     if (raw === undefined) return fallback;
     const n = Number(raw);
-    if (typeof raw !== 'string' || !Number.isInteger(n) || n < 0) throw new InvalidRequestError(`'${name}' must be a Unix time in seconds.`, { param: name });
+    if (typeof raw !== 'string' || !/^[0-9]{1,12}$/.test(raw) || n > MAX_REPORT_TIME) {
+      throw new InvalidRequestError(`'${name}' must be a Unix time in seconds, from 0 to ${MAX_REPORT_TIME}.`, { param: name, code: 'invalid_value' });
+    }
     return n;
   };
   const endTime = int('end_time', Math.ceil(now / 1000 / DAY) * DAY);

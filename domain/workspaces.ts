@@ -7,6 +7,7 @@ import { InvalidRequestError, NotFoundError } from '../core/errors';
 import { newId } from '../core/ids';
 import { topUp } from './ledger';
 import { creditsToMicro } from '../core/money';
+import { outranks } from './permissions';
 
 export type Role = 'owner' | 'admin' | 'developer' | 'billing' | 'viewer';
 export const ROLES: readonly Role[] = ['owner', 'admin', 'developer', 'billing', 'viewer'];
@@ -17,12 +18,16 @@ export interface Workspace {
   planId: string | null;
 }
 
-export async function createWorkspace(db: Knex, opts: { name: string; credits?: number; planId?: string | null; actor: string }): Promise<Workspace> {
+/**
+ * A new workspace. `activated: false` (sign-up) leaves it unable to spend until the person who made it
+ * confirmed their e-mail address (domain/members.ts `activateWorkspacesOf`); every other is active at once.
+ */
+export async function createWorkspace(db: Knex, opts: { name: string; credits?: number; planId?: string | null; actor: string; activated?: boolean }): Promise<Workspace> {
   const name = opts.name.trim();
   if (!name || name.length > 200) throw new InvalidRequestError('workspace name must be 1 to 200 characters', { param: 'name' });
   const id = newId('ws');
   await db.transaction(async (trx) => {
-    await trx('workspaces').insert({ id, name, plan_id: opts.planId ?? null });
+    await trx('workspaces').insert({ id, name, plan_id: opts.planId ?? null, ...(opts.activated === false ? { activated_at: null } : {}) });
     await audit(trx, { workspaceId: id, actor: opts.actor, action: 'workspace.create', subjectType: 'workspace', subjectId: id, data: { name, planId: opts.planId ?? null } });
   });
   if (opts.credits && opts.credits > 0) {
@@ -35,6 +40,22 @@ export async function getWorkspace(db: Knex, id: string): Promise<Workspace> {
   const row = await db('workspaces').where({ id }).first();
   if (!row) throw new NotFoundError(`No workspace '${id}'`, { code: 'workspace_not_found' });
   return { id: row.id, name: row.name, planId: row.plan_id };
+}
+
+/** The largest quotas a key takes (each fits its column, and a cost cap its micro-credits a safe integer). */
+export const KEY_QUOTA_LIMITS = { rpm: 1_000_000, dailyTokens: 1_000_000_000_000, costCapCredits: 1_000_000_000 } as const;
+
+function costCapToMicro(credits: number): number {
+  let micro = 0;
+  try {
+    micro = creditsToMicro(credits);
+  } catch {
+    // more than 6 decimals, or not a number written plainly: refused below
+  }
+  if (!(micro > 0) || credits > KEY_QUOTA_LIMITS.costCapCredits) {
+    throw new InvalidRequestError(`cost_cap must be a number of credits from 0.000001 to ${KEY_QUOTA_LIMITS.costCapCredits}, with at most 6 decimals`, { param: 'cost_cap' });
+  }
+  return micro;
 }
 
 export interface ApiKeyQuotas {
@@ -72,11 +93,12 @@ export async function createApiKey(db: Knex, opts: { workspaceId: string; name: 
   await getWorkspace(db, opts.workspaceId);
   const role = opts.role ?? 'developer';
   if (!ROLES.includes(role)) throw new InvalidRequestError(`role must be one of ${ROLES.join(', ')}`, { param: 'role' });
+  if (opts.createdByUserId) await checkKeyRoleWithinCreator(db, opts.workspaceId, opts.createdByUserId, role);
   const q = opts.quotas ?? {};
-  for (const [name, value] of [['rpm', q.rpm], ['dailyTokens', q.dailyTokens]] as const) {
-    if (value != null && (!Number.isInteger(value) || value <= 0)) throw new InvalidRequestError(`${name} must be a positive integer`, { param: name });
+  for (const [name, value, max] of [['rpm', q.rpm, KEY_QUOTA_LIMITS.rpm], ['daily_tokens', q.dailyTokens, KEY_QUOTA_LIMITS.dailyTokens]] as const) {
+    if (value != null && (!Number.isInteger(value) || value <= 0 || value > max)) throw new InvalidRequestError(`${name} must be an integer from 1 to ${max}`, { param: name });
   }
-  if (q.costCap != null && !(q.costCap > 0)) throw new InvalidRequestError('costCap must be a positive number of credits', { param: 'costCap' });
+  const costCapMicro = q.costCap != null ? costCapToMicro(q.costCap) : null;
   const kind = opts.kind ?? 'project';
   const prefix = kind === 'admin' ? ADMIN_KEY_PREFIX : API_KEY_PREFIX;
   const { key, hash, last4 } = generateApiKey(prefix);
@@ -85,7 +107,7 @@ export async function createApiKey(db: Knex, opts: { workspaceId: string; name: 
     id, workspace_id: opts.workspaceId, name: opts.name, role, prefix, key_hash: hash, last4,
     kind, created_by_user_id: opts.createdByUserId ?? null, preset: opts.preset ?? null,
     rpm_limit: q.rpm ?? null, daily_token_limit: q.dailyTokens ?? null, allowed_models: q.models?.length ? q.models : null,
-    cost_cap_micro: q.costCap != null ? creditsToMicro(q.costCap) : null,
+    cost_cap_micro: costCapMicro,
   };
   await db.transaction(async (trx) => {
     await trx('api_keys').insert(row);
@@ -95,6 +117,18 @@ export async function createApiKey(db: Knex, opts: { workspaceId: string; name: 
     id, key, workspace_id: opts.workspaceId, name: opts.name, role, prefix, last4,
     rpm_limit: row.rpm_limit, daily_token_limit: row.daily_token_limit, allowed_models: row.allowed_models, cost_cap: q.costCap ?? null,
   };
+}
+
+/**
+ * A key's stored role never ranks above its creator's role in the workspace (its effective role is capped
+ * at every request too, api/http/auth.ts): a role above it is a 400 naming the parameter.
+ */
+async function checkKeyRoleWithinCreator(db: Knex, workspaceId: string, userId: string, role: Role): Promise<void> {
+  const creator = await db('members').where({ workspace_id: workspaceId, user_id: userId }).first('role');
+  if (!creator) throw new InvalidRequestError('Only a member of this workspace may create its API keys.', { param: 'role', code: 'not_a_member' });
+  if (outranks(role, creator.role)) {
+    throw new InvalidRequestError(`A key's role may not rank above its creator's: your role is '${creator.role}', the key asked for '${role}'.`, { param: 'role', code: 'role_above_creator' });
+  }
 }
 
 export async function revokeApiKey(db: Knex, opts: { keyId: string; actor: string; workspaceId?: string }): Promise<{ id: string; revoked_at: string }> {

@@ -7,6 +7,16 @@ import { InvalidRequestError } from '../core/errors';
 
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
 
+/**
+ * Bounds of numbers no field states a tighter one for. JSON numbers are doubles: beyond 2^53 an integer is
+ * no longer the one the client wrote, so a `seed` is refused there rather than sent on changed.
+ */
+export const SAFE_INTEGER = { minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } as const;
+/** A token id: no model's vocabulary is near 2^31. */
+export const MAX_TOKEN_ID = 2_147_483_647;
+/** A token count a request may ask for (max_tokens and the like; each model's own limit is in its record). */
+export const MAX_TOKEN_COUNT = 100_000_000;
+
 export function compileSchema<T>(schema: object): (body: unknown) => T {
   const validate: ValidateFunction = ajv.compile(schema);
   return (body: unknown) => {

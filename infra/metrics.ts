@@ -107,7 +107,7 @@ export class GatewayMetrics {
 }
 
 /** Whether an `Authorization` header carries the operator token (always, when no token is configured). */
-export function operatorAuthorized(authorization: string | undefined, token: string | undefined): boolean {
+export function operatorAuthorized(authorization: string | undefined, token: string | null | undefined): boolean {
   if (!token) return true;
   const given = Buffer.from(/^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1] ?? '');
   const expected = Buffer.from(token);
@@ -118,7 +118,7 @@ export function operatorAuthorized(authorization: string | undefined, token: str
  * `GET /metrics` on its own port, for a process without the API (a worker alone): same text, same
  * operator token rule. Resolves once listening; `close()` stops it.
  */
-export async function serveMetrics(metrics: GatewayMetrics, opts: { host: string; port: number; operatorToken?: string }): Promise<{ url: string; close(): Promise<void> }> {
+export async function serveMetrics(metrics: GatewayMetrics, opts: { host: string; port: number; operatorToken?: string | null }): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
       res.writeHead(404).end();

@@ -59,6 +59,10 @@ export interface Runtime {
   http: HttpServerHandle | null;
   worker: Worker | null;
   metrics: GatewayMetrics | null;
+  /** The operator token (OPERATOR_TOKEN, else the development one; null in production without it): /codec and /metrics. */
+  operatorToken: string | null;
+  /** The address links in e-mails use: PUBLIC_URL, else the API's listen address (null without an API). */
+  publicUrl: string | null;
   /** Where a process without the API serves its metrics (WORKER_METRICS_PORT), else null. */
   workerMetricsUrl: string | null;
   stop(): Promise<void>;
@@ -123,6 +127,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     );
   }
 
+  const operatorToken = resolveOperatorToken(opts.config);
   let http: HttpServerHandle | null = null;
   let closeCounters = async (): Promise<void> => undefined;
   if (opts.api) {
@@ -149,20 +154,22 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         db, catalog, storage, providers, streams: streamRegistry, firstHops, watcherTaskQueue: opts.config.temporalTaskQueue, watcherClient: temporal.client,
       }) : null,
       isProviderConfigured: (id) => providers.isConfigured(id),
-      operators: { codec, token: resolveOperatorToken(opts.config) },
+      operators: { codec, token: operatorToken },
+      publicUrl: () => opts.config.publicUrl ?? listenUrl(http),
       metrics, tracing,
     });
     http = await startHttpServer(app, { host: opts.config.host, port: opts.port ?? opts.config.port });
   }
   // A worker alone has no API to answer /metrics: its own port, when asked for.
   const metricsServer = !opts.api && metrics && opts.config.workerMetricsPort !== undefined
-    ? await serveMetrics(metrics, { host: opts.config.host, port: opts.config.workerMetricsPort, operatorToken: opts.config.operatorToken })
+    ? await serveMetrics(metrics, { host: opts.config.host, port: opts.config.workerMetricsPort, operatorToken })
     : null;
   if (metricsServer) log.info({ url: metricsServer.url }, 'worker metrics');
 
   let stopping: Promise<void> | null = null;
   return {
-    db, temporal, storage, catalog, providers, http, worker, metrics, workerMetricsUrl: metricsServer?.url ?? null,
+    db, temporal, storage, catalog, providers, http, worker, metrics, operatorToken, workerMetricsUrl: metricsServer?.url ?? null,
+    publicUrl: opts.config.publicUrl ?? (http ? listenUrl(http) : null),
     stop() {
       stopping ??= (async () => {
         await http?.close();
@@ -180,6 +187,14 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       return stopping;
     },
   };
+}
+
+/** The API's own address as people on this machine reach it (a wildcard listen address as loopback). */
+function listenUrl(http: HttpServerHandle | null): string {
+  if (!http) throw new Error('the API is not listening yet');
+  const url = new URL(http.url);
+  if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = '127.0.0.1';
+  return url.origin;
 }
 
 /**

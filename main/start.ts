@@ -9,7 +9,6 @@ import { getBalance } from '../domain/ledger';
 import { startRuntime, type Runtime } from './runtime';
 import { resolveStack, type ResolvedStack } from '../stack';
 import { stopAllProcesses } from '../stack/processes';
-import { resolveOperatorToken } from '../infra/payload-codec';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -33,7 +32,7 @@ async function main(): Promise<void> {
   runtime = await startRuntime({ config, databaseUrl: stack.databaseUrl, temporalAddress: stack.temporalAddress, s3: stack.s3, api: true, worker: true });
   const dev = await ensureDevWorkspace(runtime.db, { dataDir: config.dataDir, credits: config.devWorkspaceCredits });
   const balance = await getBalance(runtime.db, dev.workspaceId);
-  const app = config.publicUrl ?? runtime.http!.url;
+  const app = runtime.publicUrl!;
   const owner = await ensureDevOwner(runtime.db, { workspaceId: dev.workspaceId, baseUrl: app });
   const base = `${runtime.http!.url}/v1`;
   const lines = [
@@ -42,7 +41,7 @@ async function main(): Promise<void> {
     `  API base URL      ${base}`,
     `  Temporal Web UI   ${stack.temporalUiUrl ?? '(your Temporal cluster\'s UI)'}`,
     `  Codec endpoint    ${runtime.http!.url}/codec (histories are encrypted; sign in at ${runtime.http!.url}/codec/session)`,
-    `  Operator token    ${config.operatorToken ? '(the one in OPERATOR_TOKEN)' : resolveOperatorToken(config)}`,
+    `  Operator token    ${config.operatorToken ? '(the one in OPERATOR_TOKEN)' : runtime.operatorToken} (for /codec and /metrics)`,
     `  Dev workspace     ${dev.workspaceId} (${microToCredits(balance.totalMicro)} credits)`,
     `  Dev API key       ${dev.key}`,
     `  Web app           ${app}/ (sign up, or sign in as the dev owner:)`,

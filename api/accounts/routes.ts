@@ -1,12 +1,16 @@
 /**
  * The web app's own endpoints under /api (session cookie, same-origin only for every state change):
  *   GET  /api/auth/captcha             a proof-of-work challenge for the ALTCHA widget
- *   POST /api/auth/signup              {email, password, name?, altcha}: account + own workspace; sends the verification e-mail
- *   POST /api/auth/verify              {token}: confirms the address and signs in
+ *   GET  /api/auth/signup-policy       who may sign up (SIGNUP_MODE, the allowed e-mail domains), for the sign-up page
+ *   POST /api/auth/signup              {email, password, name?, altcha, invite_token?}: account (+ own workspace in open
+ *                                      mode); the same 201 whether or not the address has an account (the e-mail differs)
+ *   POST /api/auth/verify              {token}: confirms the address (its workspaces become active) and signs in
  *   POST /api/auth/resend              {email}: a new verification e-mail (202 whether or not the account exists)
  *   POST /api/auth/signin              {email, password}: throttled per account and address
  *   POST /api/auth/signout             this session; /api/auth/signout-all: every session of the account
  *   POST /api/auth/forgot              {email}: a password reset e-mail (202 always)
+ * Verification and reset e-mails are limited per address (domain/account-mail.ts), whether or not it has an
+ * account; they go out after the answer, so its timing does not tell either.
  *   POST /api/auth/reset               {token, password}: new password, every session ends
  *   GET  /api/me                       the person (null when signed out), their workspaces, their role and permissions in the active one
  *   POST /api/workspaces               {name}: a new workspace (the caller owns it) and switch to it
@@ -21,9 +25,10 @@ import type Koa from 'koa';
 import type { AppDeps, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
 import { ipLimitMiddleware } from '../http/ip-limit';
-import { clearSessionCookie, currentSession, ownOrigin, requireSameOrigin, requireSession, setSessionCookie } from '../http/session';
-import { createSession, createUser, endAllSessions, endSession, issueUserToken, normalizeEmail, resetPassword, signIn, userByEmail, verifyEmail } from '../../domain/accounts';
-import { accountMailer, mailText } from '../../domain/account-mail';
+import { clearSessionCookie, currentSession, requireSameOrigin, requireSession, setSessionCookie } from '../http/session';
+import { createSession, endAllSessions, endSession, issueUserToken, normalizeEmail, resetPassword, signIn, userByEmail, verifyEmail } from '../../domain/accounts';
+import { accountMailer, countAccountMail, mailText } from '../../domain/account-mail';
+import { signUp, signUpName, type SignupPolicy } from '../../domain/sign-up';
 import { newCaptchaChallenge, verifyCaptcha, type CaptchaSettings } from '../../domain/captcha';
 import { acceptInvitation, createWorkspaceWithOwner, memberRole, previewInvitation, workspacesOfUser } from '../../domain/members';
 import { permissionMatrix, permissionsOf } from '../../domain/permissions';
@@ -34,8 +39,19 @@ export function accountsRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/api' });
   const mailer = accountMailer({ smtpUrl: deps.config.smtpUrl ?? null, from: deps.config.smtpFrom }, deps.log);
   const captcha: CaptchaSettings = { secret: deps.config.captchaSecret, cost: deps.config.captchaCost, maxCounter: deps.config.captchaMaxCounter };
-  const link = (ctx: Koa.Context, path: string) => `${deps.config.publicUrl ?? ownOrigin(ctx)}${path}`;
+  const policy: SignupPolicy = { mode: deps.config.signupMode, allowedDomains: deps.config.signupAllowedDomains };
+  // Every link in an e-mail is built from the public address, never from the request's Host header.
+  const link = (path: string) => `${deps.publicUrl()}${path}`;
   const body = (ctx: Koa.Context) => readJsonBody(ctx, 64 * 1024);
+  /**
+   * Sends after the answer: whether an address has an account decides whether a mail goes out, and the SMTP
+   * round trip would show in the answer's timing. A failure is logged (the person can ask again).
+   */
+  const sendLater = (to: string, mail: { subject: string; text: string }) => {
+    void mailer.send(to, mail.subject, mail.text).catch((err: unknown) => deps.log.warn({ err, subject: mail.subject }, 'account e-mail not sent'));
+  };
+  const verifyLink = (token: string, inviteToken: unknown) =>
+    link(`/verify?token=${token}${typeof inviteToken === 'string' && inviteToken ? `&invite=${encodeURIComponent(inviteToken)}` : ''}`);
 
   router.use(ipLimitMiddleware(deps.counters, { limit: deps.config.ipRateLimit }));
   router.use(async (ctx, next) => {
@@ -48,17 +64,19 @@ export function accountsRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = await newCaptchaChallenge(captcha);
   });
 
+  router.get('/auth/signup-policy', (ctx) => {
+    ctx.body = { object: 'signup_policy', mode: policy.mode, allowed_domains: policy.allowedDomains };
+  });
+
   router.post('/auth/signup', async (ctx) => {
     const b = await body(ctx);
     const email = normalizeEmail(b.email);
     await verifyCaptcha(deps.db, captcha, b.altcha);
-    const user = await createUser(deps.db, { email, password: b.password as string, name: typeof b.name === 'string' ? b.name : undefined, actor: 'signup' });
-    await createWorkspaceWithOwner(deps.db, { name: `${user.name}'s workspace`, userId: user.id });
-    const token = await issueUserToken(deps.db, user.id, 'verify_email');
-    const mail = mailText.verify(link(ctx, `/verify?token=${token}`));
-    await mailer.send(user.email, mail.subject, mail.text);
+    const outcome = await signUp(deps.db, deps.counters, policy, { email, password: b.password, name: b.name, inviteToken: b.invite_token });
+    if (outcome.kind === 'taken') sendLater(email, mailText.alreadyRegistered(link('/sign-in'), link('/forgot')));
+    else sendLater(email, mailText.verify(verifyLink(outcome.verifyToken, b.invite_token)));
     ctx.status = 201;
-    ctx.body = { object: 'user', id: user.id, email: user.email, name: user.name, email_verified: false };
+    ctx.body = { object: 'user', email, name: signUpName(email, b.name), email_verified: false };
   });
 
   router.post('/auth/verify', async (ctx) => {
@@ -69,11 +87,10 @@ export function accountsRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.post('/auth/resend', async (ctx) => {
-    const user = await userByEmail(deps.db, normalizeEmail((await body(ctx)).email));
-    if (user && !user.emailVerified) {
-      const mail = mailText.verify(link(ctx, `/verify?token=${await issueUserToken(deps.db, user.id, 'verify_email')}`));
-      await mailer.send(user.email, mail.subject, mail.text);
-    }
+    const email = normalizeEmail((await body(ctx)).email);
+    await countAccountMail(deps.counters, 'verify', email);
+    const user = await userByEmail(deps.db, email);
+    if (user && !user.emailVerified) sendLater(user.email, mailText.verify(verifyLink(await issueUserToken(deps.db, user.id, 'verify_email'), null)));
     ctx.status = 202;
     ctx.body = { sent: true };
   });
@@ -100,11 +117,10 @@ export function accountsRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.post('/auth/forgot', async (ctx) => {
-    const user = await userByEmail(deps.db, normalizeEmail((await body(ctx)).email));
-    if (user) {
-      const mail = mailText.reset(link(ctx, `/reset?token=${await issueUserToken(deps.db, user.id, 'reset_password')}`));
-      await mailer.send(user.email, mail.subject, mail.text);
-    }
+    const email = normalizeEmail((await body(ctx)).email);
+    await countAccountMail(deps.counters, 'reset', email);
+    const user = await userByEmail(deps.db, email);
+    if (user) sendLater(user.email, mailText.reset(link(`/reset?token=${await issueUserToken(deps.db, user.id, 'reset_password')}`)));
     ctx.status = 202;
     ctx.body = { sent: true };
   });

@@ -7,7 +7,8 @@ export const budgetAlertSchema = {
   required: ['threshold_type', 'threshold', 'channels'],
   properties: {
     threshold_type: { enum: ['credits', 'percent'] },
-    threshold: { type: 'number', exclusiveMinimum: 0 },
+    // Credits (a percent threshold is checked against its own range in domain/budget-alerts.ts).
+    threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000_000 },
     channels: {
       type: 'object',
       minProperties: 1,

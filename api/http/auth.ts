@@ -37,6 +37,11 @@ export interface AuthContext {
   allowedModels: string[] | null;
   costCapMicro: number | null;
   planId: string | null;
+  /**
+   * Whether the workspace may spend: false while the person who made it at sign-up has not confirmed their
+   * e-mail address (api/http/permissions.ts refuses the spending permissions then).
+   */
+  workspaceActive: boolean;
   /** The workspace's fallback chains by source model, read with the key (null for a session: read when needed). */
   fallbackChains: Record<string, string[]> | null;
 }
@@ -132,6 +137,7 @@ async function keyAuthOf(db: Knex, key: string, hash: string, row: KeyRow | null
     allowedModels: row.allowed_models,
     costCapMicro: row.cost_cap_micro,
     planId: row.plan_id,
+    workspaceActive: row.workspace_activated_at != null,
     fallbackChains: row.fallback_chains ?? {},
   };
 }
@@ -148,7 +154,7 @@ function keyVia(kind: 'project' | 'admin'): AuthContext['via'] {
 /**
  * The (kind, role, creator role) combinations of keys that pass the guards between authentication and the
  * key quotas on a model endpoint (keyKindGuard, then requirePermission('models.use')), for the statement
- * that counts their rpm hit with the lookup.
+ * that counts their rpm hit with the lookup (which also leaves out keys of a workspace not yet active).
  */
 const STANDINGS_REACHING_KEY_QUOTAS: readonly string[] = (['project', 'admin'] as const).flatMap((kind) =>
   ROLES.flatMap((role) => [...ROLES, null].map((creator) => ({ kind, role, creator }))))
@@ -162,11 +168,11 @@ export async function sessionAuth(ctx: Koa.Context, db: Knex): Promise<AuthConte
   requireSameOrigin(ctx);
   const role = signedIn.workspaceId ? await memberRole(db, signedIn.workspaceId, signedIn.user.id) : null;
   if (!signedIn.workspaceId || !role) throw new PermissionDeniedError('Choose a workspace first.', { code: 'no_workspace' });
-  const plan = await db('workspaces').where({ id: signedIn.workspaceId }).first('plan_id');
+  const workspace = await db('workspaces').where({ id: signedIn.workspaceId }).first('plan_id', 'activated_at');
   return {
     keyId: signedIn.sessionId, workspaceId: signedIn.workspaceId, role, via: 'session', userId: signedIn.user.id,
-    rpmLimit: null, dailyTokenLimit: null, tokensUsedToday: 0, allowedModels: null, costCapMicro: null, planId: plan?.plan_id ?? null,
-    fallbackChains: null,
+    rpmLimit: null, dailyTokenLimit: null, tokensUsedToday: 0, allowedModels: null, costCapMicro: null, planId: workspace?.plan_id ?? null,
+    workspaceActive: workspace?.activated_at != null, fallbackChains: null,
   };
 }
 

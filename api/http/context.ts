@@ -36,6 +36,11 @@ export interface AppDeps {
   firstHop?: FirstHopStarter | null;
   /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */
   isProviderConfigured: (providerId: string) => boolean;
+  /**
+   * The address people open, for links in e-mails: PUBLIC_URL, else (outside production) the address this
+   * process listens on, known once it listens. Never a request's Host header.
+   */
+  publicUrl: () => string;
   /** The operators' codec endpoint: the payload codec it runs, and its bearer token (null: the endpoint is off). */
   operators: { codec: PayloadCodec; token: string | null };
   /** This process's metrics (null: METRICS_ENABLED=false) and tracing (null: off). */

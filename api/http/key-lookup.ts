@@ -29,7 +29,8 @@ export function keyLookupQuery(db: Knex, hash: string): Knex.QueryBuilder {
     .where('k.key_hash', hash)
     .select(
       'k.id', 'k.key_hash', 'k.workspace_id', 'k.role', 'k.kind', 'k.created_by_user_id', 'k.revoked_at', 'k.last_used_at', 'k.rpm_limit',
-      'k.daily_token_limit', 'k.allowed_models', 'k.cost_cap_micro', 'w.plan_id', 'p.rpm_preset', 'p.daily_token_cap', 'm.role as creator_role', 'd.tokens as tokens_today',
+      'k.daily_token_limit', 'k.allowed_models', 'k.cost_cap_micro', 'w.plan_id', 'w.activated_at as workspace_activated_at', 'p.rpm_preset', 'p.daily_token_cap',
+      'm.role as creator_role', 'd.tokens as tokens_today',
       // The workspace's fallback chains come with the key: a model request needs its chain, and this spares it a round trip.
       db.raw(`(${FALLBACK_CHAINS_OF_KEY_WORKSPACE}) as fallback_chains`),
     )
@@ -62,7 +63,7 @@ export interface CountedKeyLookup {
 
 /**
  * Counts the IP's hit, looks the key up and, when the IP is within its limit, the key is live (not revoked,
- * its creator still a member), its standing is one of `countingRpm.standings` and it has an rpm limit,
+ * its creator still a member, its workspace active), its standing is one of `countingRpm.standings` and it has an rpm limit,
  * counts its rpm hit: one statement on the counters' pool.
  */
 export async function countedKeyLookup(db: Knex, opts: {
@@ -79,7 +80,7 @@ export async function countedKeyLookup(db: Knex, opts: {
      key as ?,
      rpm as (${windowUpsertSql(`select ?::text || key.id || ?::text, ?::bigint, 1 from key, ip
          where ?::boolean and ip.count <= ? and key.revoked_at is null
-           and (key.created_by_user_id is null or key.creator_role is not null)
+           and (key.created_by_user_id is null or key.creator_role is not null) and key.workspace_activated_at is not null
            and key.kind || ':' || key.role || ':' || coalesce(key.creator_role, '') = any(?::text[])
            and coalesce(key.rpm_limit, key.rpm_preset) is not null`)})
      select key.*, ip.count as ip_count, (select count from rpm) as rpm_count from ip left join key on true`,

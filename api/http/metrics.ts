@@ -2,8 +2,9 @@
  * Operators' metrics: a middleware that records every answered request (route, status, latency, the
  * fallback depth the response reports) and `GET /metrics` in Prometheus text format. Credits are counted
  * where they are settled, not here (main/runtime.ts), so streams and video jobs count too. The route exists
- * only while metrics are enabled (METRICS_ENABLED, default on) and, when OPERATOR_TOKEN is set, answers only
- * `Authorization: Bearer <OPERATOR_TOKEN>`.
+ * only while metrics are enabled (METRICS_ENABLED, default on) and answers only `Authorization: Bearer
+ * <operator token>` whenever there is one: OPERATOR_TOKEN, or outside production the development token
+ * generated into the data dir (in production without OPERATOR_TOKEN it is as open as the listen address).
  */
 import type Koa from 'koa';
 import Router from '@koa/router';
@@ -42,7 +43,7 @@ export function metricsRouter(deps: AppDeps): Router<GatewayState> {
   const metrics = deps.metrics;
   if (!metrics) return router;
   router.get('/metrics', async (ctx) => {
-    if (!operatorAuthorized(ctx.get('authorization'), deps.config.operatorToken)) {
+    if (!operatorAuthorized(ctx.get('authorization'), deps.operators.token)) {
       throw new AuthenticationError('The metrics need the operator token: send it as "Authorization: Bearer <OPERATOR_TOKEN>".', { code: 'invalid_operator_token' });
     }
     ctx.type = metrics.contentType;

@@ -2,6 +2,10 @@
  * The web app: vite's build output served from the same process. Files under /assets are content-hashed
  * and cached for a year; any other GET that is not the API (/v1, /api, /health) gets index.html, so the
  * app's own routes (/settings/keys, /verify?token=...) load on a refresh or from an e-mail link.
+ *
+ * Every page carries a Content-Security-Policy without inline scripts or styles (vite emits the app, its CSS
+ * and the ALTCHA widget's worker as files under /assets) and `Referrer-Policy: no-referrer`, so the token
+ * in a verification, reset or invitation link never leaves in a Referer header.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,6 +15,21 @@ const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json', '.woff2': 'font/woff2', '.txt': 'text/plain; charset=utf-8',
 };
+
+/** What the app's pages may load: only our own files, workers and API, media it made itself (blob:, data:), and no frames. */
+export const APP_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "media-src 'self' blob:",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 /** Paths the server answers itself (API, operators' endpoints), never the app's index. */
 const API_PATHS = /^\/(v1|api|health|healthz|codec|metrics)(\/|$)/;
@@ -35,7 +54,11 @@ export function webAppMiddleware(webDir: string): Koa.Middleware {
     ctx.type = TYPES[path.extname(file)] ?? 'application/octet-stream';
     ctx.set('cache-control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
     ctx.set('x-content-type-options', 'nosniff');
-    if (file === index) ctx.set('x-frame-options', 'DENY');
+    if (file === index) {
+      ctx.set('x-frame-options', 'DENY');
+      ctx.set('content-security-policy', APP_CONTENT_SECURITY_POLICY);
+      ctx.set('referrer-policy', 'no-referrer');
+    }
     ctx.body = fs.createReadStream(file);
   };
 }

@@ -15,7 +15,6 @@
 import Router from '@koa/router';
 import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
-import { ownOrigin } from '../http/session';
 import { assertPermission } from '../http/permissions';
 import { InvalidRequestError, NotFoundError, PermissionDeniedError } from '../../core/errors';
 import { can } from '../../domain/permissions';
@@ -25,7 +24,7 @@ import {
   changeMemberRole, checkRole, createInvitation, getInvitation, listInvitations, listMembers, removeMember, renameWorkspace,
   revokeInvitation, transferOwnership, type Invitation, type Member,
 } from '../../domain/members';
-import { createApiKey, getWorkspace, revokeApiKey, type Role } from '../../domain/workspaces';
+import { createApiKey, getWorkspace, KEY_QUOTA_LIMITS, revokeApiKey, type Role } from '../../domain/workspaces';
 import { keyPresets, listKeys, quotasFromPreset } from '../../domain/key-management';
 import { costReport, parseReportQuery, usageReport } from '../../domain/usage-reports';
 import { compileSchema } from '../../endpoints/validate';
@@ -56,10 +55,10 @@ const validateKeyBody = compileSchema<KeyBody>({
     name: { type: 'string', minLength: 1, maxLength: 100 },
     preset: { type: 'string', minLength: 1 },
     role: { enum: ['owner', 'admin', 'developer', 'billing', 'viewer'] },
-    rpm: { type: ['integer', 'null'], minimum: 1 },
-    daily_tokens: { type: ['integer', 'null'], minimum: 1 },
+    rpm: { type: ['integer', 'null'], minimum: 1, maximum: KEY_QUOTA_LIMITS.rpm },
+    daily_tokens: { type: ['integer', 'null'], minimum: 1, maximum: KEY_QUOTA_LIMITS.dailyTokens },
     models: { type: ['array', 'null'], items: { type: 'string', minLength: 1 }, maxItems: 200 },
-    cost_cap: { type: ['number', 'null'], exclusiveMinimum: 0 },
+    cost_cap: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: KEY_QUOTA_LIMITS.costCapCredits },
   },
   additionalProperties: false,
 });
@@ -135,7 +134,7 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
     const { invitation, token } = await createInvitation(deps.db, { workspaceId, email, role, actorRole: ctx.state.auth.role, invitedBy: ctx.state.auth.userId, actor: actorOf(ctx) });
     const workspace = await getWorkspace(deps.db, workspaceId);
     const inviter = ctx.state.auth.userId ? (await deps.db('users').where({ id: ctx.state.auth.userId }).first('name'))?.name ?? 'A teammate' : 'An administrator';
-    const mail = mailText.invite(`${deps.config.publicUrl ?? ownOrigin(ctx)}/invite?token=${token}`, workspace.name, role, inviter);
+    const mail = mailText.invite(`${deps.publicUrl()}/invite?token=${token}`, workspace.name, role, inviter);
     await mailer.send(email, mail.subject, mail.text);
     ctx.status = 201;
     ctx.body = inviteView(invitation);

@@ -252,11 +252,21 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = { object: 'list', data: marks.map((m) => ({ chat_id: m.chatId, message_id: m.messageId || null, chat_title: m.chatTitle, excerpt: m.excerpt })) };
   });
 
+  /**
+   * A message of a chat the member may read. Every other (none with this id, another workspace's, a chat
+   * not shared with them) is the same 404, naming only the id asked for: the timeline, stream, video and
+   * stop routes tell nothing of other chats.
+   */
   const messageOf = async (ctx: GatewayContext): Promise<{ message: Message; chat: Chat }> => {
-    const row = await deps.db('playground_messages').where({ id: ctx.params.id }).first('chat_id');
-    if (!row) throw new NotFoundError(`No message with id '${ctx.params.id}'.`, { code: 'message_not_found' });
-    const chat = await chatFor(deps.db, reader(ctx), row.chat_id);
-    const message = (await messagesOf(deps.db, chat.id)).find((m) => m.id === ctx.params.id) as Message;
+    const notFound = new NotFoundError(`No message with id '${ctx.params.id}'.`, { code: 'message_not_found' });
+    const row = await deps.db('playground_messages as m').join('playground_chats as c', 'c.id', 'm.chat_id')
+      .where({ 'm.id': ctx.params.id, 'c.workspace_id': reader(ctx).workspaceId }).first('m.chat_id');
+    if (!row) throw notFound;
+    const chat = await chatFor(deps.db, reader(ctx), row.chat_id).catch((err: unknown) => {
+      throw err instanceof NotFoundError ? notFound : err;
+    });
+    const message = (await messagesOf(deps.db, chat.id)).find((m) => m.id === ctx.params.id);
+    if (!message) throw notFound;
     return { message, chat };
   };
 

@@ -1,5 +1,5 @@
 /** JSON Schema of `POST /v1/chat/completions` (the subset of OpenAI's request the gateway routes). */
-import { compileSchema, requiredProperty, requireTaggedProperty } from '../validate';
+import { compileSchema, MAX_TOKEN_COUNT, requiredProperty, requireTaggedProperty, SAFE_INTEGER } from '../validate';
 
 const text = { type: 'string' };
 const contentPart = {
@@ -62,14 +62,14 @@ export const chatCompletionsSchema = {
     messages: { type: 'array', minItems: 1, items: message },
     stream: { type: ['boolean', 'null'] },
     stream_options: { type: ['object', 'null'], properties: { include_usage: { type: 'boolean' } }, additionalProperties: false },
-    max_tokens: { type: ['integer', 'null'], minimum: 1 },
-    max_completion_tokens: { type: ['integer', 'null'], minimum: 1 },
+    max_tokens: { type: ['integer', 'null'], minimum: 1, maximum: MAX_TOKEN_COUNT },
+    max_completion_tokens: { type: ['integer', 'null'], minimum: 1, maximum: MAX_TOKEN_COUNT },
     temperature: { type: ['number', 'null'], minimum: 0, maximum: 2 },
     top_p: { type: ['number', 'null'], minimum: 0, maximum: 1 },
     // OpenAI's own limit; each model's is its catalog record's `n` maximum.
     n: { type: ['integer', 'null'], minimum: 1, maximum: 128 },
     stop: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 4 }, { type: 'null' }] },
-    seed: { type: ['integer', 'null'] },
+    seed: { type: ['integer', 'null'], ...SAFE_INTEGER },
     presence_penalty: { type: ['number', 'null'], minimum: -2, maximum: 2 },
     frequency_penalty: { type: ['number', 'null'], minimum: -2, maximum: 2 },
     logprobs: { type: ['boolean', 'null'] },

@@ -4,7 +4,7 @@
  * cannot do (token-id prompts, `suffix` insertion, `best_of` re-ranking), which are refused by name.
  */
 import { InvalidRequestError } from '../../core/errors';
-import { compileSchema } from '../validate';
+import { compileSchema, MAX_TOKEN_COUNT, SAFE_INTEGER } from '../validate';
 
 /** OpenAI's default answer length on this endpoint. */
 export const DEFAULT_COMPLETION_MAX_TOKENS = 16;
@@ -22,10 +22,10 @@ export const completionsSchema = {
     frequency_penalty: { type: ['number', 'null'], minimum: -2, maximum: 2 },
     logit_bias: { type: ['object', 'null'], propertyNames: { pattern: '^[0-9]+$' }, additionalProperties: { type: 'number', minimum: -100, maximum: 100 } },
     logprobs: { type: ['integer', 'null'], minimum: 0, maximum: 5 },
-    max_tokens: { type: ['integer', 'null'], minimum: 1 },
+    max_tokens: { type: ['integer', 'null'], minimum: 1, maximum: MAX_TOKEN_COUNT },
     n: { type: ['integer', 'null'], minimum: 1, maximum: 128 },
     presence_penalty: { type: ['number', 'null'], minimum: -2, maximum: 2 },
-    seed: { type: ['integer', 'null'] },
+    seed: { type: ['integer', 'null'], ...SAFE_INTEGER },
     stop: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 4 }, { type: 'null' }] },
     stream: { type: ['boolean', 'null'] },
     stream_options: { type: ['object', 'null'] },

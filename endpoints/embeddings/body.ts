@@ -1,10 +1,10 @@
 /** JSON Schema of `POST /v1/embeddings`. */
 import { InvalidRequestError } from '../../core/errors';
-import { compileSchema } from '../validate';
+import { compileSchema, MAX_TOKEN_ID } from '../validate';
 
 export const MAX_EMBEDDING_INPUTS = 2048;
 
-const tokenId = { type: 'integer', minimum: 0 };
+const tokenId = { type: 'integer', minimum: 0, maximum: MAX_TOKEN_ID };
 
 export const embeddingsSchema = {
   type: 'object',
@@ -21,7 +21,7 @@ export const embeddingsSchema = {
       ],
     },
     encoding_format: { enum: ['float', 'base64'] },
-    dimensions: { type: 'integer', minimum: 1 },
+    dimensions: { type: 'integer', minimum: 1, maximum: 65_536 },
     user: { type: 'string' },
   },
   additionalProperties: false,
@@ -47,7 +47,20 @@ export function validateEmbeddingsBody(body: unknown): EmbeddingsBody {
   if (Array.isArray(input) && input.length > 0 && !isUniform(input)) {
     throw new InvalidRequestError("'input' must be a string, a list of strings, a list of token ids, or a list of such lists, not a mix.", { param: 'input', code: 'invalid_type' });
   }
+  // ajv reports a bad token id as the first anyOf branch's failure (not a string); name the id instead.
+  if (Array.isArray(input)) checkTokenIds(input);
   return validate(body);
+}
+
+function checkTokenIds(input: unknown[]): void {
+  const lists = Array.isArray(input[0]) ? (input as unknown[][]).map((ids, i) => [`input[${i}]`, ids] as const) : [['input', input] as const];
+  for (const [path, ids] of lists) {
+    if (!Array.isArray(ids)) continue;
+    const bad = ids.findIndex((id) => typeof id === 'number' && !(Number.isInteger(id) && id >= 0 && id <= MAX_TOKEN_ID));
+    if (bad >= 0) {
+      throw new InvalidRequestError(`Invalid value for '${path}[${bad}]': a token id is an integer from 0 to ${MAX_TOKEN_ID}.`, { param: `${path}[${bad}]`, code: 'invalid_value' });
+    }
+  }
 }
 
 function isUniform(input: unknown[]): boolean {

@@ -6,12 +6,12 @@
  */
 import { InvalidRequestError } from '../../core/errors';
 import type { UploadRef } from '../../domain/uploads';
-import { compileSchema } from '../validate';
+import { compileSchema, SAFE_INTEGER } from '../validate';
 
 const imageParams = {
   model: { type: 'string', minLength: 1 },
   prompt: { type: 'string', minLength: 1, maxLength: 32_000 },
-  n: { type: 'integer', minimum: 1 },
+  n: { type: 'integer', minimum: 1, maximum: 128 },
   size: { type: 'string', minLength: 1 },
   quality: { type: 'string', minLength: 1 },
   style: { enum: ['vivid', 'natural'] },
@@ -25,7 +25,7 @@ const imageParams = {
   input_fidelity: { enum: ['high', 'low'] },
   moderation: { enum: ['auto', 'low'] },
   negative_prompt: { type: 'string' },
-  seed: { type: 'integer' },
+  seed: { type: 'integer', ...SAFE_INTEGER },
   partial_images: { type: 'integer', minimum: 0, maximum: 3 },
   stream: { type: 'boolean' },
   user: { type: 'string' },

@@ -1,5 +1,5 @@
 /** JSON Schema of `POST /v1/music/generations`; the model's record decides its optional parameters. */
-import { compileSchema } from '../validate';
+import { compileSchema, SAFE_INTEGER } from '../validate';
 
 export const musicGenerationSchema = {
   type: 'object',
@@ -7,9 +7,9 @@ export const musicGenerationSchema = {
   properties: {
     model: { type: 'string', minLength: 1 },
     prompt: { type: 'string', minLength: 1, maxLength: 4096 },
-    duration: { type: 'number', exclusiveMinimum: 0 },
+    duration: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
     response_format: { enum: ['mp3', 'wav'] },
-    seed: { type: 'integer', minimum: 0 },
+    seed: { type: 'integer', minimum: 0, maximum: SAFE_INTEGER.maximum },
     user: { type: 'string' },
   },
   additionalProperties: true,

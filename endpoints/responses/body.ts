@@ -4,7 +4,7 @@
  * input item types that only OpenAI's own servers can run get a message saying so.
  */
 import { InvalidRequestError } from '../../core/errors';
-import { compileSchema } from '../validate';
+import { compileSchema, MAX_TOKEN_COUNT } from '../validate';
 
 /** The input items the gateway takes (everything else is produced or run by OpenAI's own servers). */
 const INPUT_ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'item_reference'];
@@ -98,7 +98,7 @@ export const responsesSchema = {
       properties: { format: textFormat, verbosity: { enum: ['low', 'medium', 'high', null] } },
       additionalProperties: false,
     },
-    max_output_tokens: { type: ['integer', 'null'], minimum: 1 },
+    max_output_tokens: { type: ['integer', 'null'], minimum: 1, maximum: MAX_TOKEN_COUNT },
     temperature: { type: ['number', 'null'], minimum: 0, maximum: 2 },
     top_p: { type: ['number', 'null'], minimum: 0, maximum: 1 },
     reasoning: {

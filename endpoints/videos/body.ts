@@ -3,7 +3,7 @@
  * (durations, resolutions, ratios, n, person_generation, a reference image) is the catalog's allowedParams.
  */
 import { InvalidRequestError } from '../../core/errors';
-import { compileSchema } from '../validate';
+import { compileSchema, SAFE_INTEGER } from '../validate';
 
 export const videoGenerationsSchema = {
   type: 'object',
@@ -12,16 +12,16 @@ export const videoGenerationsSchema = {
     model: { type: 'string', minLength: 1 },
     prompt: { type: 'string', minLength: 1, maxLength: 10_000 },
     // The spec's `duration`; the guide's example sends `duration_seconds`. Numbers, or their string form.
-    duration: { type: ['number', 'string'] },
-    duration_seconds: { type: ['number', 'string'] },
+    duration: { type: ['number', 'string'], exclusiveMinimum: 0, maximum: 3600, maxLength: 16 },
+    duration_seconds: { type: ['number', 'string'], exclusiveMinimum: 0, maximum: 3600, maxLength: 16 },
     resolution: { type: 'string', minLength: 1 },
     aspect_ratio: { type: 'string', minLength: 1 },
-    n: { type: 'integer', minimum: 1 },
+    n: { type: 'integer', minimum: 1, maximum: 16 },
     image_url: { type: 'string', minLength: 1 },
     image_base64: { type: 'string', minLength: 1 },
     person_generation: { enum: ['dont_allow', 'allow_adult', 'allow_all'] },
     negative_prompt: { type: 'string' },
-    seed: { type: 'integer' },
+    seed: { type: 'integer', ...SAFE_INTEGER },
     loop: { type: 'boolean' },
     user: { type: 'string' },
   },
@@ -91,7 +91,7 @@ export const openAIVideoSchema = {
   properties: {
     model: { type: 'string', minLength: 1 },
     prompt: videoGenerationsSchema.properties.prompt,
-    seconds: { type: ['string', 'integer'], pattern: '^[0-9]+$', minimum: 1 },
+    seconds: { type: ['string', 'integer'], pattern: '^[0-9]{1,4}$', minimum: 1, maximum: 3600 },
     size: { type: 'string', pattern: '^[0-9]+x[0-9]+$' },
     input_reference: {
       type: 'object',

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { startTestGateway, type TestGateway, type Tenant } from '../support/gateway';
 import { setFallbackChain } from '../../domain/workspaces';
 import { sampleValue, scrapeMetrics } from '../support/metrics';
@@ -103,5 +106,45 @@ describe('a worker alone: metrics on WORKER_METRICS_PORT', function () {
     expect(response.status).to.equal(200);
     expect(response.headers.get('content-type')).to.match(/^text\/plain/);
     expect(await response.text()).to.match(/^# TYPE gateway_upstream_errors_total counter$/m);
+  });
+});
+
+describe('GET /metrics without OPERATOR_TOKEN', function () {
+  this.timeout(120_000);
+  let gateway: TestGateway;
+  let dataDir: string;
+  before(async function () {
+    this.timeout(180_000);
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-metrics-'));
+    gateway = await startTestGateway({ worker: false, env: { OPERATOR_TOKEN: undefined, GATEWAY_DATA_DIR: dataDir, WORKER_METRICS_PORT: undefined } });
+  });
+  after(async () => {
+    await gateway?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('needs the generated development token (the one `npm start` prints)', async () => {
+    const generated = (await readFile(path.join(dataDir, 'operator-token'), 'utf8')).trim();
+    expect(generated).to.have.length.greaterThan(30);
+    expect(gateway.runtime.operatorToken).to.equal(generated);
+    for (const authorization of [undefined, 'Bearer wrong-token-0123456789-abcdef-0123456789']) {
+      const response = await fetch(`${gateway.url}/metrics`, { headers: authorization ? { authorization } : {} });
+      expect(response.status).to.equal(401);
+      expect(((await response.json()) as { error: { code: string } }).error.code).to.equal('invalid_operator_token');
+    }
+    const response = await fetch(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${generated}` } });
+    expect(response.status).to.equal(200);
+    expect(await response.text()).to.match(/^# TYPE gateway_http_requests_total counter$/m);
+  });
+
+  it("a worker alone's metrics port needs the same generated token", async () => {
+    const worker = await startTestGateway({ api: false, env: { OPERATOR_TOKEN: undefined, GATEWAY_DATA_DIR: dataDir, WORKER_METRICS_PORT: '0' } });
+    try {
+      const url = worker.runtime.workerMetricsUrl!;
+      expect((await fetch(url)).status).to.equal(401);
+      expect((await fetch(url, { headers: { authorization: `Bearer ${gateway.runtime.operatorToken}` } })).status).to.equal(200);
+    } finally {
+      await worker.stop();
+    }
   });
 });

@@ -64,9 +64,13 @@ describe('docker-compose.yml', () => {
     expect(env('api').OPERATOR_TOKEN).to.match(/^\$\{OPERATOR_TOKEN:\?/);
 
     const secrets = { TEMPORAL_CODEC_KEYS: `k1:${randomBytes(32).toString('base64')}`, OPERATOR_TOKEN: randomBytes(32).toString('base64') };
-    const withSecrets = Object.fromEntries(Object.entries(env('api')).map(([k, v]) => [k, k in secrets ? secrets[k as keyof typeof secrets] : v]).filter(([, v]) => v !== '' && !String(v).startsWith('${')));
+    // `${NAME:-default}` as compose reads it without NAME set.
+    const withDefaults = Object.entries(env('api')).map(([k, v]) => [k, String(v).replace(/^\$\{[A-Z_]+:-(.*)\}$/, '$1')]);
+    const withSecrets = Object.fromEntries(withDefaults.map(([k, v]) => [k, k in secrets ? secrets[k as keyof typeof secrets] : v]).filter(([, v]) => v !== '' && !String(v).startsWith('${')));
     const config = loadConfig({ ...withSecrets, NODE_ENV: 'production' });
     expect(config.codecKeys?.map((k) => k.id)).to.deep.equal(['k1']);
+    expect(config.publicUrl, 'links in e-mails').to.equal(`http://localhost:${publishedPorts('api')[0].published}`);
+    expect(config.allowedHosts, 'the Web UI container reaches the codec endpoint as api').to.include('api');
 
     const ui = env('temporal-ui');
     const apiPort = publishedPorts('api').find((p) => p.target === env('api').PORT)!.published;

@@ -93,7 +93,7 @@ describe('codec keys and the operator token from the environment', () => {
 
   it('requires TEMPORAL_CODEC_KEYS in production, and a long operator token wherever one is given', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(ConfigError, /TEMPORAL_CODEC_KEYS is required/);
-    expect(loadConfig({ NODE_ENV: 'production', TEMPORAL_CODEC_KEYS: `k1:${base64Key()}` }).generateDevSecrets).to.equal(false);
+    expect(loadConfig({ NODE_ENV: 'production', TEMPORAL_CODEC_KEYS: `k1:${base64Key()}`, PUBLIC_URL: 'https://gateway.example.com' }).generateDevSecrets).to.equal(false);
     expect(() => loadConfig({ OPERATOR_TOKEN: 'short' })).to.throw(ConfigError, /OPERATOR_TOKEN/);
   });
 
@@ -128,7 +128,7 @@ describe('codec keys and the operator token from the environment', () => {
   });
 
   it('in production, generates nothing: no token means no codec endpoint', () => {
-    const config = loadConfig({ NODE_ENV: 'production', TEMPORAL_CODEC_KEYS: `k1:${base64Key()}`, GATEWAY_DATA_DIR: '/nonexistent' });
+    const config = loadConfig({ NODE_ENV: 'production', TEMPORAL_CODEC_KEYS: `k1:${base64Key()}`, PUBLIC_URL: 'https://gateway.example.com', GATEWAY_DATA_DIR: '/nonexistent' });
     expect(resolveOperatorToken(config)).to.equal(null);
     expect(resolveCodecKeys(config).map((k) => k.id)).to.deep.equal(['k1']);
   });

@@ -1,7 +1,8 @@
 /** Reading the gateway's `GET /metrics` (Prometheus text) in tests. */
 import type { TestGateway } from './gateway';
 
-export async function scrapeMetrics(gateway: TestGateway, headers: Record<string, string> = {}): Promise<string> {
+/** `GET /metrics` with the gateway's operator token (the configured one, else the generated development one). */
+export async function scrapeMetrics(gateway: TestGateway, headers: Record<string, string> = { authorization: `Bearer ${gateway.runtime.operatorToken}` }): Promise<string> {
   const response = await fetch(`${gateway.url}/metrics`, { headers });
   if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`);
   return response.text();

@@ -33,7 +33,8 @@ export class SmtpSink {
   readonly messages: ReceivedEmail[] = [];
   private server: SMTPServer | null = null;
 
-  constructor(readonly port: number) {}
+  /** `delayMs`: how long the server takes to accept each message (a slow relay). */
+  constructor(readonly port: number, private readonly opts: { delayMs?: number } = {}) {}
 
   get url(): string {
     return `smtp://127.0.0.1:${this.port}`;
@@ -48,11 +49,11 @@ export class SmtpSink {
       onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
+        stream.on('end', () => setTimeout(() => {
           const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
           this.messages.push(parseMessage(Buffer.concat(chunks).toString('latin1'), { from, to: session.envelope.rcptTo.map((r) => r.address) }));
           callback();
-        });
+        }, this.opts.delayMs ?? 0));
       },
     });
     await new Promise<void>((resolve, reject) => {

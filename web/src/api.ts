@@ -33,7 +33,8 @@ const del = <T>(path: string) => request<T>('DELETE', path);
 
 export const api = {
   me: () => get<Me>('/api/me'),
-  signUp: (b: { email: string; password: string; name: string; altcha: string }) => post<User>('/api/auth/signup', b),
+  signupPolicy: () => get<{ mode: 'open' | 'invite-only' | 'closed'; allowed_domains: string[] }>('/api/auth/signup-policy'),
+  signUp: (b: { email: string; password: string; name: string; altcha: string; invite_token?: string }) => post<User>('/api/auth/signup', b),
   signIn: (b: { email: string; password: string }) => post<User>('/api/auth/signin', b),
   verify: (token: string) => post<User>('/api/auth/verify', { token }),
   resend: (email: string) => post('/api/auth/resend', { email }),

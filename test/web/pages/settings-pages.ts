@@ -1,5 +1,6 @@
-/** Page objects for Settings: the menu, members and invitations, API keys, billing. */
+/** Page objects for Settings: the menu, members and invitations, API keys, billing, alerts, fallback chains. */
 import type { Page } from 'playwright-core';
+import { ConfirmDialogPage } from './confirm-dialog';
 
 export class SettingsMenu {
   constructor(private readonly page: Page, private readonly base: string) {}
@@ -32,9 +33,28 @@ export class MembersPage {
     await this.page.getByText(`Invitation sent to ${email}.`).waitFor();
   }
 
-  async setRole(email: string, role: string): Promise<void> {
+  /** Picks a role in the member's row; the change waits for the confirmation dialog. */
+  async pickRole(email: string, role: string): Promise<ConfirmDialogPage> {
     await this.page.getByLabel(`Role of ${email}`).selectOption(role);
-    await this.page.waitForResponse((r) => r.url().includes('/v1/organization/users') && r.request().method() === 'GET');
+    return new ConfirmDialogPage(this.page);
+  }
+
+  /** Picks a role and confirms it. */
+  async setRole(email: string, role: string): Promise<void> {
+    const dialog = await this.pickRole(email, role);
+    const refreshed = this.page.waitForResponse((r) => r.url().includes('/v1/organization/users') && r.request().method() === 'GET');
+    await dialog.confirm(`Make ${role}`);
+    await refreshed;
+  }
+
+  /** Clicks the row's action (`Make owner`, `Remove`): its confirmation dialog opens. */
+  async ask(action: 'Make owner' | 'Remove', email: string): Promise<ConfirmDialogPage> {
+    await this.page.getByRole('button', { name: action === 'Make owner' ? `Make ${email} owner` : `Remove ${email}` }).click();
+    return new ConfirmDialogPage(this.page);
+  }
+
+  async members(): Promise<string[]> {
+    return this.page.getByRole('table', { name: 'People in this workspace' }).locator('tbody tr td:nth-child(2)').allTextContents();
   }
 
   async roleOf(email: string): Promise<string> {
@@ -63,8 +83,14 @@ export class KeysPage {
     return secret;
   }
 
-  async revoke(name: string): Promise<void> {
+  /** Clicks the key's Revoke: its confirmation dialog opens. */
+  async askRevoke(name: string): Promise<ConfirmDialogPage> {
     await this.page.getByRole('button', { name: `Revoke ${name}` }).click();
+    return new ConfirmDialogPage(this.page);
+  }
+
+  async revoke(name: string): Promise<void> {
+    await (await this.askRevoke(name)).confirm('Revoke key');
     await this.page.getByRole('row').filter({ hasText: name }).getByText('revoked').waitFor();
   }
 }
@@ -96,5 +122,44 @@ export class BillingPage {
   async ledgerKinds(): Promise<string[]> {
     await this.page.getByRole('table', { name: 'Latest credit movements' }).waitFor();
     return this.page.getByRole('table', { name: 'Latest credit movements' }).locator('tbody tr td:nth-child(2)').allTextContents();
+  }
+}
+
+export class BudgetAlertsPage {
+  constructor(private readonly page: Page, private readonly base: string) {}
+
+  async open(): Promise<void> {
+    await this.page.goto(`${this.base}/settings/alerts`);
+    await this.page.getByRole('heading', { name: 'Budget alerts' }).waitFor();
+  }
+
+  /** Clicks Delete on the alert at `threshold` (as the table shows it, e.g. '50 credits'). */
+  async askDelete(threshold: string): Promise<ConfirmDialogPage> {
+    await this.page.getByRole('button', { name: `Delete the alert at ${threshold}` }).click();
+    return new ConfirmDialogPage(this.page);
+  }
+
+  async thresholds(): Promise<string[]> {
+    const table = this.page.getByRole('table', { name: 'Alerts of this workspace' });
+    return (await table.count()) ? table.locator('tbody tr td:first-child').allTextContents() : [];
+  }
+}
+
+export class FallbackChainsPage {
+  constructor(private readonly page: Page, private readonly base: string) {}
+
+  async open(): Promise<void> {
+    await this.page.goto(`${this.base}/settings/fallbacks`);
+    await this.page.getByRole('heading', { name: 'Fallback chains' }).waitFor();
+  }
+
+  async askRemove(model: string): Promise<ConfirmDialogPage> {
+    await this.page.getByRole('button', { name: `Remove the chain of ${model}` }).click();
+    return new ConfirmDialogPage(this.page);
+  }
+
+  async models(): Promise<string[]> {
+    const table = this.page.getByRole('table', { name: 'Chains of this workspace' });
+    return (await table.count()) ? table.locator('tbody tr td:first-child').allTextContents() : [];
   }
 }

@@ -28,7 +28,7 @@ export function Invite() {
           <p>You are invited to <strong>{preview.data.workspace.name}</strong> as <strong>{preview.data.role}</strong> ({preview.data.email}).</p>
           {preview.data.status !== 'pending' ? <p className="error" role="alert">This invitation is {preview.data.status}.</p>
             : me.data?.user ? <button type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>Accept invitation</button>
-            : <p><Link to={`/sign-in?next=${encodeURIComponent(here)}&email=${encodeURIComponent(preview.data.email)}`}>Sign in</Link> or <Link to="/sign-up">create an account</Link> with {preview.data.email} to accept.</p>}
+            : <p><Link to={`/sign-in?next=${encodeURIComponent(here)}&email=${encodeURIComponent(preview.data.email)}`}>Sign in</Link> or <Link to={`/sign-up?invite=${encodeURIComponent(token)}&email=${encodeURIComponent(preview.data.email)}`}>create an account</Link> with {preview.data.email} to accept.</p>}
           <ErrorNote error={accept.error} />
         </>
       )}

@@ -5,15 +5,17 @@ import { Link, navigate, useLocation } from '../../router';
 import { ErrorNote, Loading } from '../../ui';
 import { AuthLayout } from './AuthLayout';
 
-/** The e-mail's link: confirms the address and signs in. */
+/** The e-mail's link: confirms the address and signs in (then back to the invitation it came from, if any). */
 export function Verify() {
-  const token = useLocation().query.get('token') ?? '';
+  const { query } = useLocation();
+  const token = query.get('token') ?? '';
+  const invite = query.get('invite');
   const client = useQueryClient();
   const verify = useMutation({
     mutationFn: api.verify,
     onSuccess: async () => {
       await client.invalidateQueries();
-      navigate('/settings/members');
+      navigate(invite ? `/invite?token=${encodeURIComponent(invite)}` : '/settings/members');
     },
   });
   const { mutate } = verify;

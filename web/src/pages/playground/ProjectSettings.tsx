@@ -1,13 +1,12 @@
 /** A project's name, instructions (a system message in every chat of it), pin, and deletion (its chats stay). */
-import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { playground, type Project } from '../../playground-api';
 import { navigate } from '../../router';
+import { ConfirmButton } from '../../confirm';
 import { ErrorNote } from '../../ui';
 
 export function ProjectSettings({ project }: { project: Project }) {
   const client = useQueryClient();
-  const [confirming, setConfirming] = useState(false);
   const refresh = () => client.invalidateQueries({ queryKey: ['playground'] });
   const save = useMutation({ mutationFn: (b: { name?: string; instructions?: string; pinned?: boolean }) => playground.updateProject(project.id, b), onSuccess: () => void refresh() });
   const remove = useMutation({
@@ -35,17 +34,11 @@ export function ProjectSettings({ project }: { project: Project }) {
         <button type="submit" disabled={save.isPending}>Save instructions</button>
         {save.isSuccess && <span role="status" className="ok"> Saved.</span>}
       </form>
-      <ErrorNote error={save.error ?? remove.error} />
-      {!confirming && <button type="button" className="danger" onClick={() => setConfirming(true)}>Delete project</button>}
-      {confirming && (
-        <div role="alertdialog" aria-label="Delete project" className="card dialog">
-          <p>Delete “{project.name}” and its files? Its chats stay, out of any project.</p>
-          <div className="row">
-            <button type="button" className="danger" onClick={() => remove.mutate()} disabled={remove.isPending}>Delete</button>
-            <button type="button" className="secondary" onClick={() => setConfirming(false)}>Cancel</button>
-          </div>
-        </div>
-      )}
+      <ErrorNote error={save.error} />
+      <ConfirmButton className="danger" onConfirm={() => remove.mutateAsync()}
+        confirm={{ title: 'Delete project', confirmLabel: 'Delete', children: <p>Delete “{project.name}” and its files? Its chats stay, out of any project.</p> }}>
+        Delete project
+      </ConfirmButton>
     </div>
   );
 }

@@ -1,7 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api';
+import type { BudgetAlert } from '../../types';
+import { ConfirmButton } from '../../confirm';
 import { Empty, ErrorNote, Field, Loading, Section, Select, Table } from '../../ui';
+
+const describe = (a: BudgetAlert) => (a.threshold_type === 'percent' ? `${a.threshold}% of plan credits` : `${a.threshold} credits`);
 
 export function BudgetAlerts() {
   const client = useQueryClient();
@@ -34,16 +38,21 @@ export function BudgetAlerts() {
       </Section>
       <Section title="Budget alerts">
         {alerts.isPending && <Loading what="alerts" />}
-        <ErrorNote error={alerts.error ?? remove.error} />
+        <ErrorNote error={alerts.error} />
         {alerts.data?.data.length === 0 && <Empty>No alerts: you will not be told when spend grows.</Empty>}
         {!!alerts.data?.data.length && (
           <Table caption="Alerts of this workspace" head={['Threshold', 'E-mail', 'Webhook', '']}>
             {alerts.data.data.map((a) => (
               <tr key={a.id}>
-                <td>{a.threshold_type === 'percent' ? `${a.threshold}% of plan credits` : `${a.threshold} credits`}</td>
+                <td>{describe(a)}</td>
                 <td>{a.channels.email?.to.join(', ') ?? '—'}</td>
                 <td>{a.channels.webhook?.url ?? '—'}</td>
-                <td className="actions"><button type="button" className="danger" onClick={() => remove.mutate(a.id)}>Delete</button></td>
+                <td className="actions">
+                  <ConfirmButton className="danger" aria-label={`Delete the alert at ${describe(a)}`} onConfirm={() => remove.mutateAsync(a.id)}
+                    confirm={{ title: 'Delete this budget alert?', confirmLabel: 'Delete alert', children: <p>Nobody will be told when spend reaches {describe(a)}.</p> }}>
+                    Delete
+                  </ConfirmButton>
+                </td>
               </tr>
             ))}
           </Table>

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api';
 import { useCan } from '../../session';
+import { ConfirmButton } from '../../confirm';
 import { Empty, ErrorNote, Loading, Section, Select, Table } from '../../ui';
 
 /** Per source model, the ordered backups tried when it errors or is throttled. */
@@ -36,14 +37,21 @@ export function FallbackChains() {
       )}
       <Section title="Fallback chains">
         {chains.isPending && <Loading what="chains" />}
-        <ErrorNote error={chains.error ?? remove.error} />
+        <ErrorNote error={chains.error} />
         {chains.data?.data.length === 0 && <Empty>No fallback chains: a failing model fails the request.</Empty>}
         {!!chains.data?.data.length && (
           <Table caption="Chains of this workspace" head={['Model', 'Then', '']}>
             {chains.data.data.map((c) => (
               <tr key={c.model}>
                 <td><code>{c.model}</code></td><td>{c.chain.join(' → ')}</td>
-                <td className="actions">{can('workspace.manage') && <button type="button" className="danger" onClick={() => remove.mutate(c.model)}>Remove</button>}</td>
+                <td className="actions">
+                  {can('workspace.manage') && (
+                    <ConfirmButton className="danger" aria-label={`Remove the chain of ${c.model}`} onConfirm={() => remove.mutateAsync(c.model)}
+                      confirm={{ title: `Remove the fallback chain of ${c.model}?`, confirmLabel: 'Remove chain', children: (
+                        <p>When {c.model} fails or is throttled, its requests fail instead of trying {c.chain.join(', ')}.</p>
+                      ) }}>Remove</ConfirmButton>
+                  )}
+                </td>
               </tr>
             ))}
           </Table>

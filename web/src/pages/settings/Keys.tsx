@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api';
 import type { CreatedKey } from '../../types';
+import { ConfirmButton } from '../../confirm';
 import { credits, Empty, ErrorNote, Field, Loading, Section, Select, Table, when } from '../../ui';
 
 export function Keys() {
@@ -67,7 +68,7 @@ function KeyList() {
   return (
     <Section title="API keys">
       {keys.isPending && <Loading what="keys" />}
-      <ErrorNote error={keys.error ?? revoke.error} />
+      <ErrorNote error={keys.error} />
       {keys.data?.data.length === 0 && <Empty>No keys yet. Create one above.</Empty>}
       {!!keys.data?.data.length && (
         <Table caption="Keys of this workspace" head={['Name', 'Key', 'Owner', 'Preset', 'Last used', 'Requests', 'Credits', '']}>
@@ -82,7 +83,12 @@ function KeyList() {
               <td>{credits(k.usage.credits)}</td>
               <td className="actions">
                 {k.revoked_at ? <span className="badge revoked">revoked</span>
-                  : <button type="button" className="danger" aria-label={`Revoke ${k.name}`} onClick={() => revoke.mutate(k.id)}>Revoke</button>}
+                  : (
+                    <ConfirmButton className="danger" aria-label={`Revoke ${k.name}`} onConfirm={() => revoke.mutateAsync(k.id)}
+                      confirm={{ title: `Revoke the key “${k.name}”?`, confirmLabel: 'Revoke key', children: (
+                        <p>Every request made with {k.redacted_value} is refused from now on. This cannot be undone: a new key means a new secret.</p>
+                      ) }}>Revoke</ConfirmButton>
+                  )}
               </td>
             </tr>
           ))}

@@ -1,8 +1,9 @@
-import type { FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api';
 import { useCan, useMe } from '../../session';
 import { ROLES } from '../../types';
+import { ConfirmButton, ConfirmDialog } from '../../confirm';
 import { Empty, ErrorNote, Field, Loading, Section, Select, Table, when } from '../../ui';
 import { Workspace } from './Workspace';
 
@@ -28,11 +29,20 @@ function MemberList() {
   const setRole = useMutation({ mutationFn: (v: { id: string; role: string }) => api.setRole(v.id, v.role), onSuccess: refresh });
   const remove = useMutation({ mutationFn: api.removeUser, onSuccess: refresh });
   const transfer = useMutation({ mutationFn: api.transferOwnership, onSuccess: refresh });
+  // A role picked in a row's select, waiting for its confirmation (the select keeps showing the current role).
+  const [roleChange, setRoleChange] = useState<{ id: string; email: string; from: string; to: string; select: HTMLSelectElement } | null>(null);
   const manage = can('members.manage');
+  const workspaceName = me.workspace?.name ?? '';
   return (
     <Section title="Members">
       {users.isPending && <Loading what="members" />}
-      <ErrorNote error={users.error ?? setRole.error ?? remove.error ?? transfer.error} />
+      <ErrorNote error={users.error} />
+      {roleChange && (
+        <ConfirmDialog title={`Change the role of ${roleChange.email}?`} confirmLabel={`Make ${roleChange.to}`}
+          onConfirm={() => setRole.mutateAsync({ id: roleChange.id, role: roleChange.to })} onClose={() => setRoleChange(null)} opener={roleChange.select}>
+          <p>{roleChange.email} goes from {roleChange.from} to {roleChange.to}, and so do the API keys they made, at once.</p>
+        </ConfirmDialog>
+      )}
       {users.data && (
         <Table caption="People in this workspace" head={['Name', 'E-mail', 'Role', 'Added', '']}>
           {users.data.data.map((u) => (
@@ -41,15 +51,25 @@ function MemberList() {
               <td>{u.email}</td>
               <td>
                 {manage && u.role !== 'owner'
-                  ? <select aria-label={`Role of ${u.email}`} value={u.role} onChange={(e) => setRole.mutate({ id: u.id, role: e.target.value })}>
+                  ? <select aria-label={`Role of ${u.email}`} value={u.role} onChange={(e) => setRoleChange({ id: u.id, email: u.email, from: u.role, to: e.target.value, select: e.currentTarget })}>
                       {roleOptions.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
                     </select>
                   : u.role}
               </td>
               <td>{when(u.added_at)}</td>
               <td className="actions">
-                {me.workspace?.role === 'owner' && u.id !== me.user?.id && <button type="button" className="secondary" onClick={() => transfer.mutate(u.id)}>Make owner</button>}
-                {manage && u.id !== me.user?.id && u.role !== 'owner' && <button type="button" className="danger" onClick={() => remove.mutate(u.id)}>Remove</button>}
+                {me.workspace?.role === 'owner' && u.id !== me.user?.id && (
+                  <ConfirmButton className="secondary" aria-label={`Make ${u.email} owner`} onConfirm={() => transfer.mutateAsync(u.id)}
+                    confirm={{ title: `Transfer ownership to ${u.email}?`, confirmLabel: 'Transfer ownership', typeToConfirm: workspaceName, children: (
+                      <p>{u.email} becomes the owner of {workspaceName}, with every power over it, its members and its money; you stay on as admin. Only they can give it back.</p>
+                    ) }}>Make owner</ConfirmButton>
+                )}
+                {manage && u.id !== me.user?.id && u.role !== 'owner' && (
+                  <ConfirmButton className="danger" aria-label={`Remove ${u.email}`} onConfirm={() => remove.mutateAsync(u.id)}
+                    confirm={{ title: `Remove ${u.email}?`, confirmLabel: 'Remove member', children: (
+                      <p>{u.email} leaves {workspaceName} at once, and every API key they made stops working.</p>
+                    ) }}>Remove</ConfirmButton>
+                )}
               </td>
             </tr>
           ))}
