@@ -9,7 +9,7 @@ import type { StorageConfig } from '../infra/storage';
 import { ensureGoTool, MINIO, TEMPORAL_CLI } from './go-tools';
 import { startMinio } from './minio';
 import { ensurePostgres } from './postgres';
-import { freePort, isPortOpen } from './processes';
+import { isPortOpen, onFreePorts } from './processes';
 import { startTemporalDevServer } from './temporal';
 
 export interface ResolvedStack {
@@ -54,18 +54,17 @@ export async function resolveStack(config: GatewayConfig, opts: StackOptions): P
     let temporalAddress = config.temporalAddress;
     let temporalUiUrl = config.temporalUiUrl ?? null;
     if (!temporalAddress) {
-      const port = opts.mode === 'test' ? await freePort() : 7233;
-      const uiPort = opts.mode === 'test' ? await freePort() : Number(process.env.TEMPORAL_UI_PORT ?? 8233);
-      if (opts.mode === 'dev' && (await isPortOpen('127.0.0.1', port))) {
-        throw new Error(`port ${port} is taken: another Temporal server runs there. Stop it, or set TEMPORAL_ADDRESS to use it.`);
-      }
-      log('[stack] starting the Temporal dev server ...');
-      const server = await startTemporalDevServer({
+      const startOn = ([port, uiPort]: number[]) => startTemporalDevServer({
         binary: temporalBinary!, port, uiPort, logFile: path.join(logDir, 'temporal.log'),
         dbFile: opts.mode === 'dev' || opts.persistTemporal ? path.join(dataDir, 'temporal.sqlite') : undefined,
         // Test gateways listen on free ports of their own, so only the dev stack knows where the codec is.
         codecEndpoint: opts.mode === 'dev' ? codecEndpointUrl(config) : undefined,
       });
+      if (opts.mode === 'dev' && (await isPortOpen('127.0.0.1', 7233))) {
+        throw new Error('port 7233 is taken: another Temporal server runs there. Stop it, or set TEMPORAL_ADDRESS to use it.');
+      }
+      log('[stack] starting the Temporal dev server ...');
+      const server = opts.mode === 'test' ? await onFreePorts(2, startOn) : await startOn([7233, Number(process.env.TEMPORAL_UI_PORT ?? 8233)]);
       stops.push(() => server.process.stop());
       temporalAddress = server.address;
       temporalUiUrl = server.uiUrl;
@@ -76,13 +75,13 @@ export async function resolveStack(config: GatewayConfig, opts: StackOptions): P
     if (config.s3) {
       s3 = config.s3;
     } else {
-      const port = opts.mode === 'test' ? await freePort() : Number(process.env.MINIO_PORT ?? 9000);
-      const consolePort = opts.mode === 'test' ? await freePort() : port + 1;
-      if (opts.mode === 'dev' && (await isPortOpen('127.0.0.1', port))) {
-        throw new Error(`port ${port} is taken. Stop what runs there, set MINIO_PORT, or point S3_ENDPOINT at your own S3.`);
+      const startOn = ([port, consolePort]: number[]) => startMinio({ binary: minioBinary!, dataDir: path.join(dataDir, 'minio'), port, consolePort, logFile: path.join(logDir, 'minio.log') });
+      const devPort = Number(process.env.MINIO_PORT ?? 9000);
+      if (opts.mode === 'dev' && (await isPortOpen('127.0.0.1', devPort))) {
+        throw new Error(`port ${devPort} is taken. Stop what runs there, set MINIO_PORT, or point S3_ENDPOINT at your own S3.`);
       }
       log('[stack] starting MinIO ...');
-      const minio = await startMinio({ binary: minioBinary!, dataDir: path.join(dataDir, 'minio'), port, consolePort, logFile: path.join(logDir, 'minio.log') });
+      const minio = opts.mode === 'test' ? await onFreePorts(2, startOn) : await startOn([devPort, devPort + 1]);
       stops.push(() => minio.process.stop());
       s3 = { endpoint: minio.endpoint, region: 'us-east-1', accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey, bucket: 'gateway', forcePathStyle: true };
       log(`[stack] S3 (MinIO): ${minio.endpoint}, bucket ${s3.bucket}`);

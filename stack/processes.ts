@@ -73,6 +73,25 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Starts a server on `count` free ports, and again on other free ones when a port was taken between its choice
+ * and the server's bind (other processes on the machine pick free ports too): at most `attempts` times.
+ */
+export async function onFreePorts<T>(count: number, start: (ports: number[]) => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const ports: number[] = [];
+    while (ports.length < count) {
+      const port = await freePort();
+      if (!ports.includes(port)) ports.push(port);
+    }
+    try {
+      return await start(ports);
+    } catch (err) {
+      if (attempt >= attempts || !/already in use/i.test(String(err))) throw err;
+    }
+  }
+}
+
 export async function isPortOpen(host: string, port: number, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port });
