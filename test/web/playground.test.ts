@@ -107,6 +107,15 @@ describe('web app: the Playground in Chromium', function () {
     await ownerPage.bookmarks().filter({ hasText: 'What is in this picture' }).waitFor();
   });
 
+  it('sends with Enter, keeps Shift+Enter as a new line, and says so under the box', async () => {
+    await ownerPage.page.getByText('Enter sends · Shift+Enter starts a new line').waitFor();
+    await ownerPage.sendByKeyboard(['First line', 'second line']);
+    await ownerPage.settledReply();
+    expect(await ownerPage.page.getByRole('textbox', { name: 'Message' }).inputValue()).to.equal('');
+    const messages = (await owner.json('GET', `/api/playground/chats/${chatId}`)).body.messages;
+    expect(messages.filter((m: any) => m.role === 'user').at(-1).content).to.equal('First line\nsecond line');
+  });
+
   it('compares two models side by side, each with its cost and latency', async () => {
     const [a, b] = await ownerPage.compare('Which is cheaper?', ['sim-chat', 'sim-chat-mini']);
     expect(await a.locator('.receipt').textContent()).to.match(/served by sim-chat .* ms/);

@@ -24,6 +24,20 @@ export class PlaygroundPage {
     await replies.nth(before).waitFor();
   }
 
+  /** Types lines as a person does (Shift+Enter between them) and sends with Enter alone; waits for the reply. */
+  async sendByKeyboard(lines: string[]): Promise<void> {
+    const replies = this.page.locator('article.assistant');
+    const before = await replies.count();
+    const box = this.page.getByRole('textbox', { name: 'Message' });
+    await box.click();
+    for (const [i, line] of lines.entries()) {
+      if (i > 0) await this.page.keyboard.press('Shift+Enter');
+      await this.page.keyboard.type(line);
+    }
+    await this.page.keyboard.press('Enter');
+    await replies.nth(before).waitFor();
+  }
+
   async attach(name: string, mimeType: string, buffer: Buffer): Promise<void> {
     await this.page.getByLabel('Attach file').setInputFiles({ name, mimeType, buffer });
     await this.page.getByText(`Attached: ${name}`).waitFor();

@@ -67,8 +67,14 @@ export function ChatView({ chatId }: { chatId: string }) {
       <ErrorNote error={again.error} />
       {canSend && (
         <form className="composer" onSubmit={(e) => { e.preventDefault(); send.mutate({ content: draft }); }}>
-          <textarea aria-label="Message" value={draft} onChange={(e) => setDraft(e.target.value)} rows={3} placeholder="Write a message (markdown welcome)"
-            onKeyDown={(e) => { if (e.key === 'Enter' && (e.metaKey || e.ctrlKey)) send.mutate({ content: draft }); }} />
+          <textarea aria-label="Message" aria-describedby="composer-keys" value={draft} onChange={(e) => setDraft(e.target.value)} rows={3} placeholder="Write a message (markdown welcome)"
+            onKeyDown={(e) => {
+              // Enter sends, as in every chat app; Shift+Enter is a new line; Enter while an input method composes is the IME's.
+              if (e.key !== 'Enter' || e.shiftKey || e.nativeEvent.isComposing) return;
+              e.preventDefault();
+              if (!send.isPending && (draft.trim() || files.length > 0)) send.mutate({ content: draft });
+            }} />
+          <p id="composer-keys" className="muted small">Enter sends · Shift+Enter starts a new line</p>
           {c.project_id && <ProjectAttach projectId={c.project_id} attached={files} onChange={setFiles} />}
           {files.length > 0 && <p className="muted">Attached: {files.map((f) => f.filename).join(', ')}</p>}
           <div className="row">
