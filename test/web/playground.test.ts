@@ -90,6 +90,13 @@ describe('web app: the Playground in Chromium', function () {
   });
 
   it('shares the chat with a teammate, who reads it, while a third member cannot; and bookmarks a reply', async () => {
+    // The Share dialog takes the focus and closes on Escape, giving it back to its button.
+    await ownerPage.page.getByRole('button', { name: 'Share' }).click();
+    const dialog = ownerPage.page.getByRole('dialog', { name: 'Share chat' });
+    expect(await dialog.evaluate((d: any) => d.contains(d.ownerDocument.activeElement))).to.equal(true);
+    await ownerPage.page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    expect(await ownerPage.page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).to.equal('Share');
     await ownerPage.shareWith(teammate.email, 'read');
     const mate = await signedIn(teammate);
     await mate.open(chatId);
@@ -101,7 +108,8 @@ describe('web app: the Playground in Chromium', function () {
     // The third member's browser logs the 404 it gets, which is the point here.
     const other = await signedIn(third, false);
     await other.open(chatId);
-    await other.page.getByRole('alert').filter({ hasText: `No chat with id '${chatId}'` }).waitFor();
+    // A 404 is shown at once, not after retries.
+    await other.page.getByRole('alert').filter({ hasText: `No chat with id '${chatId}'` }).waitFor({ timeout: 3_000 });
 
     await ownerPage.bookmarkLastReply();
     await ownerPage.bookmarks().filter({ hasText: 'What is in this picture' }).waitFor();

@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api';
 import { playground, type ChatDetail } from '../../playground-api';
+import { Modal } from '../../modal';
 import { ErrorNote } from '../../ui';
 
 export function ShareDialog({ chat, onClose }: { chat: ChatDetail; onClose: () => void }) {
@@ -16,7 +17,7 @@ export function ShareDialog({ chat, onClose }: { chat: ChatDetail; onClose: () =
     onSuccess: () => { void client.invalidateQueries({ queryKey: ['playground'] }); onClose(); },
   });
   return (
-    <div role="dialog" aria-label="Share chat" className="card dialog">
+    <Modal label="Share chat" className="card dialog" onClose={onClose}>
       <h2>Share “{chat.title}”</h2>
       <label className="field"><span>Workspace</span>
         <select value={visibility} onChange={(e) => setVisibility(e.target.value as typeof visibility)}>
@@ -48,6 +49,6 @@ export function ShareDialog({ chat, onClose }: { chat: ChatDetail; onClose: () =
       </ul>
       <ErrorNote error={save.error} />
       <div className="row"><button type="button" onClick={() => save.mutate()}>Save sharing</button><button type="button" className="secondary" onClick={onClose}>Cancel</button></div>
-    </div>
+    </Modal>
   );
 }
