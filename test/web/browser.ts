@@ -44,7 +44,7 @@ export interface BrowserSuite {
   gateway: TestGateway;
   smtp: SmtpSink;
   /** A page in a context of its own (cookies given are set on the gateway's origin), its console watched unless told not to. */
-  newPage(opts: { viewport: { width: number; height: number }; cookie?: string; watchConsole?: boolean }): Promise<Page>;
+  newPage(opts: { viewport: { width: number; height: number }; cookie?: string; watchConsole?: boolean; colorScheme?: 'light' | 'dark' }): Promise<Page>;
   /** Every watched page's console errors and uncaught exceptions. */
   consoleErrors(): string[];
   /**
@@ -64,8 +64,8 @@ export function browserSuite(opts: { env?: NodeJS.ProcessEnv; providerOverrides?
   const contexts: BrowserContext[] = [];
   const errors: string[][] = [];
   const suite = {
-    async newPage({ viewport, cookie, watchConsole = true }) {
-      const context = await browser!.newContext({ viewport });
+    async newPage({ viewport, cookie, watchConsole = true, colorScheme = 'light' }) {
+      const context = await browser!.newContext({ viewport, colorScheme });
       contexts.push(context);
       if (cookie) {
         const [name, value] = cookie.split('=');

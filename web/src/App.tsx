@@ -46,6 +46,7 @@ export function App() {
   const Page = SETTINGS[path];
   return (
     <SettingsLayout>
+      <h1>{page.label}</h1>
       {can(page.permission) ? <Page /> : <p className="error" role="alert">Your role may not see this page.</p>}
     </SettingsLayout>
   );

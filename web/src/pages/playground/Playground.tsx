@@ -12,7 +12,7 @@ export function Playground() {
     <div className="playground">
       <ChatList activeId={id} />
       <div className="playground-main">
-        {id === 'compare' ? <Compare /> : id === 'projects' ? <ProjectView key={path} projectId={path.split('/')[3] ?? ''} /> : id ? <ChatView key={id} chatId={id} /> : <p className="empty">Choose a chat or start a new one.</p>}
+        {id === 'compare' ? <Compare /> : id === 'projects' ? <ProjectView key={path} projectId={path.split('/')[3] ?? ''} /> : id ? <ChatView key={id} chatId={id} /> : <><h1>Playground</h1><p className="empty">Choose a chat or start a new one.</p></>}
       </div>
     </div>
   );

@@ -3,6 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api';
 import { Link, navigate, useLocation } from '../../router';
 import { useCan, useMe } from '../../session';
+import { ThemeSwitch } from '../../theme';
 import { WorkspaceSwitcher } from './WorkspaceSwitcher';
 
 /** Settings pages and the permission each needs; a page the role may not see is not in the menu. */
@@ -32,7 +33,8 @@ export function SettingsLayout({ children, wide }: { children: ReactNode; wide?:
       <header className="topbar">
         <span className="brand">Model Gateway</span>
         <WorkspaceSwitcher />
-        <span className="muted">{me.user?.email} · {me.workspace?.role}</span>
+        <span className="muted who">{me.user?.email} · {me.workspace?.role}</span>
+        <ThemeSwitch />
         <button type="button" className="secondary" onClick={() => signOut.mutate()}>Sign out</button>
       </header>
       <div className="body">
