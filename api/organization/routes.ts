@@ -10,12 +10,13 @@
  *   GET|POST        /v1/organization/admin_api_keys        DELETE /admin_api_keys/:id
  *   GET             /v1/organization/usage/completions     daily buckets, group_by=model,api_key_id,user_id
  *   GET             /v1/organization/costs                 the same from the ledger's charges
+ *   GET             /v1/organization/requests              the request log (filters, pages; format=csv for all its rows)
  *   GET             /v1/organization/audit_logs
  */
 import Router from '@koa/router';
 import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
-import { assertPermission } from '../http/permissions';
+import { assertPermission, permissionDenied } from '../http/permissions';
 import { InvalidRequestError, NotFoundError, PermissionDeniedError } from '../../core/errors';
 import { can } from '../../domain/permissions';
 import { normalizeEmail } from '../../domain/accounts';
@@ -27,7 +28,12 @@ import {
 import { createApiKey, getWorkspace, KEY_QUOTA_LIMITS, revokeApiKey, type Role } from '../../domain/workspaces';
 import { keyPresets, listKeys, quotasFromPreset } from '../../domain/key-management';
 import { costReport, parseReportQuery, usageReport } from '../../domain/usage-reports';
+import { parseRequestLogQuery, requestLogCsvHeader, requestLogCsvLines, requestLogPage, type RequestLogScope } from '../../domain/request-log';
 import { compileSchema } from '../../endpoints/validate';
+import { listObject } from '../../domain/pagination';
+
+/** The request log's CSV export stops there (a narrower time range or filter gets the rest). */
+const CSV_MAX_ROWS = 100_000;
 
 const seconds = (iso: string | null) => (iso ? Math.floor(new Date(iso).getTime() / 1000) : null);
 
@@ -231,6 +237,35 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
   router.get('/costs', async (ctx) => {
     assertPermission(ctx, 'usage.read');
     ctx.body = await costReport(deps.db, ctx.state.auth.workspaceId, parseReportQuery(ctx.query));
+  });
+
+  // The request log: the workspace's for those who read its usage, a member's own for those who have keys.
+  router.get('/requests', async (ctx) => {
+    const { auth } = ctx.state;
+    let scope: RequestLogScope;
+    if (can(auth.role, 'usage.read')) scope = { workspaceId: auth.workspaceId, onlyUserId: null };
+    else if (can(auth.role, 'api_keys.read') && auth.userId) scope = { workspaceId: auth.workspaceId, onlyUserId: auth.userId };
+    else throw permissionDenied(auth.role, 'usage.read');
+    const query = parseRequestLogQuery(ctx.query);
+    if (ctx.query.format === 'csv') {
+      // Every row the filters match, newest first, a page at a time (at most CSV_MAX_ROWS).
+      let csv = requestLogCsvHeader();
+      let page = { ...query, limit: 1000 };
+      for (let rows = 0; rows < CSV_MAX_ROWS;) {
+        const { data, hasMore } = await requestLogPage(deps.db, scope, page);
+        csv += requestLogCsvLines(data);
+        rows += data.length;
+        if (!hasMore) break;
+        page = { ...page, after: data[data.length - 1].id };
+      }
+      ctx.type = 'text/csv; charset=utf-8';
+      ctx.set('content-disposition', 'attachment; filename="requests.csv"');
+      ctx.body = csv;
+      return;
+    }
+    if (ctx.query.format !== undefined && ctx.query.format !== 'json') throw new InvalidRequestError("'format' is json or csv.", { param: 'format', code: 'invalid_value' });
+    const { data, hasMore } = await requestLogPage(deps.db, scope, query);
+    ctx.body = listObject(data, hasMore);
   });
 
   router.get('/audit_logs', async (ctx) => {
