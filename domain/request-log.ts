@@ -104,19 +104,19 @@ function filtered(db: Knex, scope: RequestLogScope, q: RequestLogQuery): Knex.Qu
   const query = db('usage_records as r').leftJoin('api_keys as k', 'k.id', 'r.api_key_id').where('r.workspace_id', scope.workspaceId);
   // A member's requests: those of the keys they created, and their own Playground runs.
   // (The keys as a hashed subquery: checked per row without joining, so the newest rows stay the index's order.)
-  const ofMember = (userId: string) => query.andWhere((w) => w
-    .whereIn('r.api_key_id', db('api_keys').select('id').where({ workspace_id: scope.workspaceId, created_by_user_id: userId }))
-    .orWhere('r.user_id', userId));
+  const ofMember = (userId: string) => query.andWhere((w) => {
+    w.whereIn('r.api_key_id', db('api_keys').select('id').where({ workspace_id: scope.workspaceId, created_by_user_id: userId })).orWhere('r.user_id', userId);
+  });
   if (scope.onlyUserId) ofMember(scope.onlyUserId);
   if (q.userId) ofMember(q.userId);
   if (q.startTime !== null) query.andWhere('r.created_at', '>=', db.raw('to_timestamp(?)', [q.startTime]));
   if (q.endTime !== null) query.andWhere('r.created_at', '<', db.raw('to_timestamp(?)', [q.endTime]));
-  if (q.model) query.andWhere((w) => w.where('r.model_requested', q.model!).orWhere('r.model_used', q.model!));
+  if (q.model) query.andWhere((w) => { w.where('r.model_requested', q.model!).orWhere('r.model_used', q.model!); });
   if (q.apiKeyId) query.andWhere('r.api_key_id', q.apiKeyId);
   if (q.status) query.andWhere('r.status', q.status);
   if (q.endpoint) query.andWhere('r.endpoint', q.endpoint);
   if (q.minCreditsMicro !== null) query.andWhere('r.credits_micro', '>=', q.minCreditsMicro);
-  if (q.requestId) query.andWhere((w) => w.where('r.request_id', q.requestId!).orWhere('r.client_request_id', q.requestId!));
+  if (q.requestId) query.andWhere((w) => { w.where('r.request_id', q.requestId!).orWhere('r.client_request_id', q.requestId!); });
   return query;
 }
 
