@@ -32,6 +32,7 @@ export const PERMISSIONS = {
   'billing.manage': { area: 'billing', allows: 'buy credits (top-ups)' },
   'budget_alerts.manage': { area: 'billing', allows: 'list, create and delete budget alerts' },
   'usage.read': { area: 'billing', allows: 'read usage and costs by day, model, key and member' },
+  'requests.read': { area: 'billing', allows: "search the request log (everyone's with usage.read, else their own)" },
   'members.read': { area: 'admin_settings', allows: 'see who is in the workspace' },
   'members.manage': { area: 'admin_settings', allows: 'invite, remove and change the roles of members' },
   'settings.read': { area: 'admin_settings', allows: 'read workspace settings (fallback chains)' },
@@ -48,10 +49,10 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   owner: Object.keys(PERMISSIONS) as Permission[],
   admin: [
     ...READ_ONLY, 'models.use', 'playground.use', 'files.write', 'api_keys.read', 'api_keys.create', 'api_keys.manage_all',
-    'admin_keys.manage', 'budget_alerts.manage', 'usage.read', 'members.manage', 'settings.manage', 'workspace.manage',
+    'admin_keys.manage', 'budget_alerts.manage', 'usage.read', 'requests.read', 'members.manage', 'settings.manage', 'workspace.manage',
   ],
-  developer: [...READ_ONLY, 'models.use', 'playground.use', 'files.write', 'api_keys.read', 'api_keys.create'],
-  billing: [...READ_ONLY, 'billing.read', 'billing.manage', 'budget_alerts.manage', 'usage.read'],
+  developer: [...READ_ONLY, 'models.use', 'playground.use', 'files.write', 'api_keys.read', 'api_keys.create', 'requests.read'],
+  billing: [...READ_ONLY, 'billing.read', 'billing.manage', 'budget_alerts.manage', 'usage.read', 'requests.read'],
   viewer: READ_ONLY,
 };
 

@@ -11,12 +11,13 @@
  *   GET             /v1/organization/usage/completions     daily buckets, group_by=model,api_key_id,user_id
  *   GET             /v1/organization/costs                 the same from the ledger's charges
  *   GET             /v1/organization/requests              the request log (filters, pages; format=csv for all its rows)
+ *   GET             /v1/organization/requests/:id          what became of one of them (as GET /v1/requests/{id})
  *   GET             /v1/organization/audit_logs
  */
 import Router from '@koa/router';
 import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
-import { assertPermission, permissionDenied } from '../http/permissions';
+import { assertPermission } from '../http/permissions';
 import { InvalidRequestError, NotFoundError, PermissionDeniedError } from '../../core/errors';
 import { can } from '../../domain/permissions';
 import { normalizeEmail } from '../../domain/accounts';
@@ -31,6 +32,7 @@ import { costReport, parseReportQuery, usageReport } from '../../domain/usage-re
 import { parseRequestLogQuery, requestLogCsvHeader, requestLogCsvLines, requestLogPage, type RequestLogScope } from '../../domain/request-log';
 import { compileSchema } from '../../endpoints/validate';
 import { listObject } from '../../domain/pagination';
+import { requestOutcome } from '../requests/routes';
 
 /** The request log's CSV export stops there (a narrower time range or filter gets the rest). */
 const CSV_MAX_ROWS = 100_000;
@@ -68,6 +70,13 @@ const validateKeyBody = compileSchema<KeyBody>({
   },
   additionalProperties: false,
 });
+
+/** Whose requests the caller sees in the log: the workspace's with usage.read, else their own. */
+function requestLogScope(ctx: GatewayContext): RequestLogScope {
+  assertPermission(ctx, 'requests.read');
+  const { auth } = ctx.state;
+  return { workspaceId: auth.workspaceId, onlyUserId: can(auth.role, 'usage.read') ? null : auth.userId ?? '' };
+}
 
 export function organizationRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/organization' });
@@ -241,11 +250,7 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
 
   // The request log: the workspace's for those who read its usage, a member's own for those who have keys.
   router.get('/requests', async (ctx) => {
-    const { auth } = ctx.state;
-    let scope: RequestLogScope;
-    if (can(auth.role, 'usage.read')) scope = { workspaceId: auth.workspaceId, onlyUserId: null };
-    else if (can(auth.role, 'api_keys.read') && auth.userId) scope = { workspaceId: auth.workspaceId, onlyUserId: auth.userId };
-    else throw permissionDenied(auth.role, 'usage.read');
+    const scope = requestLogScope(ctx);
     const query = parseRequestLogQuery(ctx.query);
     if (ctx.query.format === 'csv') {
       // Every row the filters match, newest first, a page at a time (at most CSV_MAX_ROWS).
@@ -266,6 +271,14 @@ export function organizationRouter(deps: AppDeps): Router<GatewayState> {
     if (ctx.query.format !== undefined && ctx.query.format !== 'json') throw new InvalidRequestError("'format' is json or csv.", { param: 'format', code: 'invalid_value' });
     const { data, hasMore } = await requestLogPage(deps.db, scope, query);
     ctx.body = listObject(data, hasMore);
+  });
+
+  // One row of the log, opened: the same outcome as GET /v1/requests/{id}, for a request the reader may see in the log.
+  router.get('/requests/:id', async (ctx) => {
+    const scope = requestLogScope(ctx);
+    const { data } = await requestLogPage(deps.db, scope, parseRequestLogQuery({ request_id: ctx.params.id, limit: '1' }));
+    if (data.length === 0) throw new NotFoundError(`No request '${ctx.params.id}' in this workspace's log.`, { code: 'request_not_found', param: 'id' });
+    ctx.body = await requestOutcome(deps, scope.workspaceId, data[0].id);
   });
 
   router.get('/audit_logs', async (ctx) => {

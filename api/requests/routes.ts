@@ -34,7 +34,7 @@ interface FoundRun {
   description: WorkflowExecutionDescription;
 }
 
-async function requestOutcome(deps: AppDeps, workspaceId: string, id: string) {
+export async function requestOutcome(deps: AppDeps, workspaceId: string, id: string) {
   const missing = new NotFoundError(`No request '${id}' exists in this workspace.`, { code: 'request_not_found', param: 'id' });
   if (!REQUEST_ID.test(id)) throw missing;
   const usage = await findUsage(deps.db, workspaceId, id);

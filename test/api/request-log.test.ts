@@ -134,6 +134,17 @@ describe('the request log', function () {
     expect(body.error.code).to.equal('cursor_not_found');
   });
 
+  it('opens one request: its outcome, for those who may see it in the log', async () => {
+    const opened = await owner.json('GET', `/v1/organization/requests/${ids.failed}`);
+    expect(opened.status).to.equal(200);
+    expect(opened.body).to.include({ id: ids.failed, status: 'failed', credits_used: 0 });
+    expect(opened.body.error.type).to.equal('invalid_request_error');
+    expect((await owner.json('GET', '/v1/organization/requests/client-trace-42')).body.id).to.equal(ids.chat);
+    expect((await dev.json('GET', `/v1/organization/requests/${ids.dev}`)).status).to.equal(200);
+    expect((await dev.json('GET', `/v1/organization/requests/${ids.chat}`)).status).to.equal(404);
+    expect((await owner.json('GET', '/v1/organization/requests/nothing-here')).status).to.equal(404);
+  });
+
   it("shows a Developer only their own keys' and Playground requests, a Viewer nothing, another workspace nothing", async () => {
     const mine = (await log(dev)).body.data;
     expect(mine).to.have.length(2);

@@ -15,6 +15,7 @@ import { Billing } from './pages/settings/Billing';
 import { BudgetAlerts } from './pages/settings/BudgetAlerts';
 import { FallbackChains } from './pages/settings/FallbackChains';
 import { Models } from './pages/settings/Models';
+import { Requests } from './pages/settings/Requests';
 import { Playground } from './pages/playground/Playground';
 
 const PUBLIC: Record<string, ComponentType> = {
@@ -23,7 +24,7 @@ const PUBLIC: Record<string, ComponentType> = {
 
 const SETTINGS: Record<string, ComponentType> = {
   '/settings/members': Members, '/settings/keys': Keys, '/settings/billing': Billing,
-  '/settings/alerts': BudgetAlerts, '/settings/fallbacks': FallbackChains, '/settings/models': Models,
+  '/settings/requests': Requests, '/settings/alerts': BudgetAlerts, '/settings/fallbacks': FallbackChains, '/settings/models': Models,
 };
 
 function Redirect({ to }: { to: string }) {

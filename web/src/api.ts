@@ -3,7 +3,8 @@
  * session cookie rides along (same origin); errors arrive in OpenAI's shape and become ApiError.
  */
 import type {
-  ApiKey, AuditEntry, Balance, BudgetAlert, CostPage, CreatedKey, FallbackChain, Invite, KeyPreset, LedgerEntry, List, Me, Model, UsagePage, User,
+  ApiKey, AuditEntry, Balance, BudgetAlert, CostPage, CreatedKey, FallbackChain, Invite, KeyPreset, LedgerEntry, List, Me, Model, RequestLogPage,
+  RequestOutcome, UsagePage, User,
 } from './types';
 
 export class ApiError extends Error {
@@ -60,6 +61,9 @@ export const api = {
   keys: () => get<List<ApiKey>>('/v1/organization/api_keys'),
   createKey: (b: { name: string; preset: string; rpm?: number; daily_tokens?: number; models?: string[]; cost_cap?: number }) => post<CreatedKey>('/v1/organization/api_keys', b),
   revokeKey: (id: string) => del(`/v1/organization/api_keys/${id}`),
+  /** The request log; `filters` as its query string takes them (empty values left out). */
+  requestLog: (filters: Record<string, string>, after?: string) => get<RequestLogPage>(`/v1/organization/requests?${requestLogQuery({ ...filters, ...(after ? { after } : {}) })}`),
+  requestOutcome: (id: string) => get<RequestOutcome>(`/v1/organization/requests/${encodeURIComponent(id)}`),
   usage: (groupBy: string) => get<UsagePage>(`/v1/organization/usage/completions?group_by=${groupBy}`),
   costs: (groupBy: string) => get<CostPage>(`/v1/organization/costs?group_by=${groupBy}`),
   auditLog: () => get<List<AuditEntry>>('/v1/organization/audit_logs'),
@@ -75,3 +79,8 @@ export const api = {
   deleteFallbackChain: (model: string) => del(`/v1/fallback-chains/${encodeURIComponent(model)}`),
   models: () => get<List<Model>>('/v1/models'),
 };
+
+/** The request log's query string, without the filters left empty (also the CSV link's). */
+export function requestLogQuery(filters: Record<string, string>): string {
+  return new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== '')).toString();
+}

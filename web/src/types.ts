@@ -129,3 +129,41 @@ export interface AuditEntry {
   actor: string;
   subject: { type: string; id: string };
 }
+
+/** One row of the request log (GET /v1/organization/requests). */
+export interface RequestLogEntry {
+  id: string;
+  client_request_id: string | null;
+  created_at: number;
+  endpoint: string;
+  model_requested: string;
+  model_used: string | null;
+  fallback_depth: number;
+  source: 'api' | 'playground';
+  api_key: { id: string; name: string } | null;
+  member: { id: string; name: string; email: string } | null;
+  status: string;
+  error_code: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  credits: number;
+  latency_ms: number | null;
+}
+
+export interface RequestLogPage {
+  data: RequestLogEntry[];
+  has_more: boolean;
+  last_id: string;
+}
+
+/** What became of one request (GET /v1/requests/{id}). */
+export interface RequestOutcome {
+  id: string;
+  status: string;
+  endpoint: string | null;
+  model: string | null;
+  model_used: string | null;
+  fallback_hops: Array<{ model: string; outcome: string }> | null;
+  credits_used: number | null;
+  error: { message: string; type: string; code: string | null } | null;
+}

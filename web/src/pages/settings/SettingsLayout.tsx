@@ -11,6 +11,7 @@ export const SETTINGS_PAGES: Array<{ path: string; label: string; permission: st
   { path: '/settings/members', label: 'Members', permission: 'members.read' },
   { path: '/settings/keys', label: 'API keys', permission: 'api_keys.read' },
   { path: '/settings/billing', label: 'Billing', permission: 'billing.read' },
+  { path: '/settings/requests', label: 'Requests', permission: 'requests.read' },
   { path: '/settings/alerts', label: 'Budget alerts', permission: 'budget_alerts.manage' },
   { path: '/settings/fallbacks', label: 'Fallback chains', permission: 'members.read' },
   { path: '/settings/models', label: 'Models', permission: 'members.read' },
