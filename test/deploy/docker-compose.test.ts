@@ -63,8 +63,9 @@ describe('docker-compose.yml', () => {
     const config = parse(text);
     expect(config.persistence.numHistoryShards).to.equal(16);
     const stores = config.persistence.datastores;
-    expect(stores[config.persistence.defaultStore].sql).to.include({ pluginName: 'postgres12', databaseName: 'temporal' });
-    expect(stores[config.persistence.visibilityStore].sql).to.include({ pluginName: 'postgres12', databaseName: 'temporal_visibility' });
+    expect(stores[config.persistence.defaultStore].sql).to.include({ pluginName: 'postgres12', databaseName: '{{ default "temporal" (env "DBNAME") }}' });
+    expect(stores[config.persistence.visibilityStore].sql).to.include({ pluginName: 'postgres12', databaseName: '{{ default "temporal_visibility" (env "VISIBILITY_DBNAME") }}' });
+    expect(server.environment, 'the databases temporal-schema sets up').to.not.have.any.keys('DBNAME', 'VISIBILITY_DBNAME');
     for (const store of Object.values(stores) as Array<{ sql: Record<string, string> }>) {
       for (const variable of ['POSTGRES_SEEDS', 'POSTGRES_USER', 'POSTGRES_PWD']) {
         expect(Object.values(store.sql).join(' ')).to.contain(`env "${variable}"`);
