@@ -22,7 +22,20 @@ import fs from 'node:fs';
 
 type Command = (db: Knex, argv: string[]) => Promise<unknown>;
 
+/**
+ * `gateway migrate`: brings the schema up to date (pending knex migrations, then the plans and the catalog)
+ * and says what it applied; run before new API and worker processes roll out (the Helm chart's pre-install
+ * and pre-upgrade Job). Every other command prepares the database the same way before it runs.
+ */
+const migrateCommand: Command = async (db, argv) => {
+  parseFlags(argv, {});
+  const { migrationsApplied } = await prepareDatabase(db);
+  const [completed, pending] = (await db.migrate.list()) as [Array<{ name: string }>, unknown[]];
+  return { applied: migrationsApplied, current: completed.at(-1)?.name ?? null, migrations: completed.length, pending: pending.length };
+};
+
 const COMMANDS: Record<string, Command> = {
+  migrate: migrateCommand,
   'workspace create': async (db, argv) => {
     const f = parseFlags(argv, { name: { type: 'string', required: true }, credits: { type: 'number' }, plan: { type: 'string' } });
     const ws = await createWorkspace(db, { name: f.name as string, credits: f.credits as number | undefined, planId: (f.plan as string) ?? null, actor: 'cli' });
@@ -120,17 +133,19 @@ function usage(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const name = `${argv[0] ?? ''} ${argv[1] ?? ''}`.trim();
-  const command = COMMANDS[name];
+  const twoWords = `${argv[0] ?? ''} ${argv[1] ?? ''}`.trim();
+  // Commands are two words (`keys create`) or one (`migrate`).
+  const [name, rest] = Object.hasOwn(COMMANDS, twoWords) ? [twoWords, argv.slice(2)] : [argv[0] ?? '', argv.slice(1)];
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
-    process.stderr.write(`${argv.length ? `unknown command '${name}'\n\n` : ''}${usage()}\n`);
+    process.stderr.write(`${argv.length ? `unknown command '${twoWords}'\n\n` : ''}${usage()}\n`);
     return 2;
   }
   const config = loadConfig();
   const db = createDb(config.databaseUrl ?? devDatabaseUrl(config.dataDir), { poolMax: 4, applicationName: 'gateway-cli' });
   try {
-    await prepareDatabase(db);
-    const result = await command(db, argv.slice(2));
+    if (command !== migrateCommand) await prepareDatabase(db);
+    const result = await command(db, rest);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

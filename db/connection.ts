@@ -25,7 +25,8 @@ export function createDb(databaseUrl: string, opts: { poolMax?: number; applicat
 
 export const MIGRATIONS_DIR = path.join(__dirname, 'migrations');
 
-/** Applies every pending migration; safe to run from several processes at once (knex takes a lock). */
-export async function migrate(db: Db): Promise<void> {
-  await db.migrate.latest({ directory: MIGRATIONS_DIR, loadExtensions: ['.js'] });
+/** Applies every pending migration; safe to run from several processes at once (knex takes a lock). Returns the names it applied. */
+export async function migrate(db: Db): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest({ directory: MIGRATIONS_DIR, loadExtensions: ['.js'] })) as [number, string[]];
+  return applied;
 }

@@ -4,8 +4,10 @@ import { migrate, type Db } from '../db/connection';
 import { seedPlans } from '../db/seeds/plans';
 import { seedCatalog } from './model-catalog';
 
-export async function prepareDatabase(db: Db): Promise<void> {
-  await migrate(db);
+/** Returns the migrations it applied (none when the schema was current). */
+export async function prepareDatabase(db: Db): Promise<{ migrationsApplied: string[] }> {
+  const migrationsApplied = await migrate(db);
   await seedPlans(db);
   await seedCatalog(db, loadCatalogFiles());
+  return { migrationsApplied };
 }

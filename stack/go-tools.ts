@@ -28,6 +28,20 @@ export const MINIO: GoTool = {
   module: 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c',
 };
 
+/** Renders and lints the Helm chart in deploy/helm (test/deploy/helm-chart.test.ts). */
+export const HELM: GoTool = {
+  name: 'helm',
+  envVar: 'HELM_PATH',
+  module: 'helm.sh/helm/v3/cmd/helm@v3.22.0',
+};
+
+/** Validates rendered manifests against the Kubernetes JSON schemas vendored in deploy/schemas/kubernetes. */
+export const KUBECONFORM: GoTool = {
+  name: 'kubeconform',
+  envVar: 'KUBECONFORM_PATH',
+  module: 'github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0',
+};
+
 export function ensureGoTool(tool: GoTool, cacheDir: string, log: (line: string) => void = console.log): string {
   const fromEnv = process.env[tool.envVar];
   if (fromEnv) {

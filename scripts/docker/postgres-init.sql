@@ -1,3 +1,3 @@
--- Temporal's own databases live beside the gateway's (auto-setup fills them on first start).
+-- Temporal's own databases live beside the gateway's (temporalio/admin-tools sets up their schemas).
 CREATE DATABASE temporal;
 CREATE DATABASE temporal_visibility;

@@ -1,17 +1,24 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../../core/paths';
+import { createDb, MIGRATIONS_DIR } from '../../db/connection';
+import { ensurePostgres } from '../../stack/postgres';
 import { getSharedStack } from '../support/stack';
 
 interface CliResult { code: number; stdout: string; stderr: string; json: any }
 
 /** Runs the admin CLI as a user would (a separate process), against the test database. */
 async function gateway(...args: string[]): Promise<CliResult> {
-  const stack = await getSharedStack();
+  return gatewayOn((await getSharedStack()).databaseUrl, ...args);
+}
+
+async function gatewayOn(databaseUrl: string, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'gateway.js'), ...args], {
-      cwd: repoRoot, env: { ...process.env, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'error' },
+      cwd: repoRoot, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error' },
     });
     let stdout = '';
     let stderr = '';
@@ -75,6 +82,33 @@ describe('admin CLI (gateway)', function () {
     const bad = await gateway('fallbacks', 'set', '--workspace', ws.json.id, '--model', 'sim-chat', '--chain', 'nope');
     expect(bad.code).to.equal(1);
     expect(bad.stderr).to.contain("Unknown model 'nope'");
+  });
+
+  it('migrates a fresh database (every migration, the plans and the catalog), then reports nothing left to apply', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-migrate-'));
+    const pg = await ensurePostgres({ dbName: `gateway_migrate_${process.pid}_${Date.now()}`, dataDir, dropOnStop: true, log: () => undefined });
+    try {
+      const migrationFiles = fs.readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.js')).sort();
+      const first = await gatewayOn(pg.url, 'migrate');
+      expect(first.code, first.stderr).to.equal(0);
+      expect(first.json).to.deep.equal({ applied: migrationFiles, current: migrationFiles.at(-1), migrations: migrationFiles.length, pending: 0 });
+      const db = createDb(pg.url, { poolMax: 1 });
+      try {
+        expect(Number((await db('plans').count<{ count: string }[]>('* as count'))[0].count), 'plans seeded').to.be.greaterThan(0);
+        expect(Number((await db('models').where({ slug: 'sim-chat' }).count<{ count: string }[]>('* as count'))[0].count), 'catalog seeded').to.equal(1);
+      } finally {
+        await db.destroy();
+      }
+      const again = await gatewayOn(pg.url, 'migrate');
+      expect(again.code, again.stderr).to.equal(0);
+      expect(again.json).to.deep.include({ applied: [], pending: 0, migrations: migrationFiles.length });
+      const badFlag = await gatewayOn(pg.url, 'migrate', '--to', 'x');
+      expect(badFlag.code).to.equal(2);
+      expect(badFlag.stderr).to.contain('unknown flag --to');
+    } finally {
+      await pg.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('exits non-zero with a clear message on bad arguments', async () => {

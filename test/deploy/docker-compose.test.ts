@@ -1,3 +1,4 @@
+import Ajv from 'ajv';
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -6,14 +7,92 @@ import { parse } from 'yaml';
 import { loadConfig } from '../../config/env';
 import { repoRoot } from '../../core/paths';
 import { PROVIDER_HOSTS } from '../../providers/registry';
+import { GATEWAY_SEARCH_ATTRIBUTES } from '../../workflows/contracts';
 
 /** docker-compose.yml is for users (no engine runs here): keep it in step with what the code reads. */
 describe('docker-compose.yml', () => {
   const compose = parse(fs.readFileSync(path.join(repoRoot, 'docker-compose.yml'), 'utf8'), { merge: true });
 
-  it('has the production shape: postgres, temporal with schema setup, temporal-ui, minio, api, worker', () => {
-    expect(compose.services).to.include.keys('postgres', 'temporal', 'temporal-ui', 'minio', 'api', 'worker');
-    expect(compose.services.temporal.image).to.match(/^temporalio\/auto-setup:/);
+  it('is a valid Compose file (the compose-spec JSON schema vendored in deploy/schemas/compose-spec)', () => {
+    const { $schema: _draft, ...schema } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'deploy', 'schemas', 'compose-spec', 'compose-spec.json'), 'utf8'));
+    // The schema is draft-07 under a meta-schema URL ajv does not know by that spelling; union types are its own.
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+    expect(validate(compose), JSON.stringify(validate.errors)).to.equal(true);
+    const misspelt = structuredClone(compose);
+    misspelt.services.api.depends_ons = misspelt.services.api.depends_on;
+    expect(validate(misspelt), 'an unknown service key is refused').to.equal(false);
+    const badDependency = structuredClone(compose);
+    badDependency.services.api.depends_on = 'worker';
+    expect(validate(badDependency), 'depends_on is a list or a map').to.equal(false);
+  });
+
+  it('has the production shape: postgres, temporal (its schema set up by admin-tools), temporal-ui, minio, api, worker', () => {
+    expect(compose.services).to.include.keys('postgres', 'temporal-schema', 'temporal', 'temporal-setup', 'temporal-ui', 'minio', 'api', 'worker');
+    const images = Object.values(compose.services as Record<string, { image?: string }>).map((s) => s.image ?? '');
+    expect(images.filter((i) => /auto-setup/.test(i)), 'temporalio/auto-setup is for development only').to.deep.equal([]);
+    const [, serverVersion] = /^temporalio\/server:(\d+\.\d+\.\d+)$/.exec(compose.services.temporal.image) ?? [];
+    expect(serverVersion, compose.services.temporal.image).to.be.a('string');
+    for (const name of ['temporal-schema', 'temporal-setup']) expect(compose.services[name].image, name).to.equal(`temporalio/admin-tools:${serverVersion}`);
+  });
+
+  it('sets up and upgrades both Temporal databases with temporal-sql-tool (postgres12) before the server starts', () => {
+    const schema = compose.services['temporal-schema'];
+    expect(schema.environment).to.include({ SQL_PLUGIN: 'postgres12', SQL_HOST: 'postgres', SQL_USER: compose.services.postgres.environment.POSTGRES_USER, SQL_PASSWORD: compose.services.postgres.environment.POSTGRES_PASSWORD });
+    const script = (schema.command as string[]).join(' ');
+    for (const [db, dir] of [['temporal', 'temporal'], ['temporal_visibility', 'visibility']]) {
+      expect(script).to.contain(`temporal-sql-tool --db ${db} setup-schema -v 0.0`);
+      expect(script).to.contain(`temporal-sql-tool --db ${db} update-schema -d /etc/temporal/schema/postgresql/v12/${dir}/versioned`);
+    }
+    const init = fs.readFileSync(path.join(repoRoot, 'scripts', 'docker', 'postgres-init.sql'), 'utf8');
+    expect(init).to.match(/CREATE DATABASE temporal;/).and.to.match(/CREATE DATABASE temporal_visibility;/);
+    expect(compose.services.temporal.depends_on['temporal-schema']).to.deep.equal({ condition: 'service_completed_successfully' });
+    for (const name of ['api', 'worker']) {
+      const after = compose.services[name].depends_on;
+      expect(after.worker ?? after['temporal-setup'], name).to.be.an('object');
+    }
+    expect(compose.services.worker.depends_on['temporal-setup']).to.deep.equal({ condition: 'service_completed_successfully' });
+  });
+
+  it('runs the server on the checked-in config: Postgres persistence and visibility, 16 history shards, the dynamic config', () => {
+    const server = compose.services.temporal;
+    const mounts = new Map((server.volumes as string[]).map((v) => { const [from, to] = v.split(':'); return [to, from]; }));
+    const configFile = mounts.get(server.environment.TEMPORAL_SERVER_CONFIG_FILE_PATH);
+    expect(configFile, 'the config file is mounted where TEMPORAL_SERVER_CONFIG_FILE_PATH points').to.equal('./scripts/docker/temporal-server.yaml');
+    const text = fs.readFileSync(path.join(repoRoot, configFile!), 'utf8');
+    expect(text.startsWith('# enable-template'), 'the server fills {{ env ... }} only in a file that says so').to.equal(true);
+    const config = parse(text);
+    expect(config.persistence.numHistoryShards).to.equal(16);
+    const stores = config.persistence.datastores;
+    expect(stores[config.persistence.defaultStore].sql).to.include({ pluginName: 'postgres12', databaseName: '{{ default "temporal" (env "DBNAME") }}' });
+    expect(stores[config.persistence.visibilityStore].sql).to.include({ pluginName: 'postgres12', databaseName: '{{ default "temporal_visibility" (env "VISIBILITY_DBNAME") }}' });
+    expect(server.environment, 'the databases temporal-schema sets up').to.not.have.any.keys('DBNAME', 'VISIBILITY_DBNAME');
+    for (const store of Object.values(stores) as Array<{ sql: Record<string, string> }>) {
+      for (const variable of ['POSTGRES_SEEDS', 'POSTGRES_USER', 'POSTGRES_PWD']) {
+        expect(Object.values(store.sql).join(' ')).to.contain(`env "${variable}"`);
+        expect(server.environment, variable).to.have.property(variable);
+      }
+    }
+    expect(config.services).to.have.keys('frontend', 'history', 'matching', 'worker');
+    expect(config.services.frontend.rpc.grpcPort).to.equal(Number(compose.services.api.environment.TEMPORAL_ADDRESS.split(':')[1]));
+    expect(mounts.get(config.dynamicConfigClient.filepath)).to.equal('./scripts/docker/temporal-dynamic-config.yaml');
+    const dynamic = parse(fs.readFileSync(path.join(repoRoot, 'scripts', 'docker', 'temporal-dynamic-config.yaml'), 'utf8'));
+    expect(dynamic['system.enableEagerWorkflowStart'][0].value).to.equal(true);
+  });
+
+  it('creates the namespace and registers every search attribute the workflows carry', () => {
+    const script = (compose.services['temporal-setup'].command as string[]).join(' ');
+    expect(script).to.contain('temporal operator namespace create --namespace default');
+    const [, names] = /for a in ([A-Za-z ]+); do/.exec(script) ?? [];
+    expect(names.split(' ')).to.have.members(GATEWAY_SEARCH_ATTRIBUTES.map((a) => a.name));
+  });
+
+  it('checks the API\'s and the worker\'s readiness, and gives them longer than their shutdown grace to stop', () => {
+    for (const [name, port] of [['api', compose.services.api.environment.PORT], ['worker', compose.services.worker.environment.WORKER_HEALTH_PORT]]) {
+      const service = compose.services[name];
+      expect(service.healthcheck.test.join(' '), name).to.contain(`http://127.0.0.1:${port}/readyz`);
+      const grace = Number(service.environment.GATEWAY_SHUTDOWN_GRACE_SECONDS);
+      expect(Number(String(service.stop_grace_period).replace(/s$/, '')), name).to.be.greaterThan(grace);
+    }
   });
 
   for (const name of ['api', 'worker']) {
