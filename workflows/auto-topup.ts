@@ -6,9 +6,9 @@
  * crossing is never charged twice. A failure is e-mailed to the workspace's owners and billing members.
  * Idle for a while, it ends; the next signal starts it again. It continues as new when its history grows.
  */
-import { allHandlersFinished, condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { GatewayActivities } from '../activities';
-import { BALANCE_LOW_SIGNAL, PAYMENT_FAILED_SIGNAL, type PaymentFailed } from './contracts';
+import { AUTO_TOPUP_STATUS_QUERY, BALANCE_LOW_SIGNAL, PAYMENT_FAILED_SIGNAL, type PaymentFailed } from './contracts';
 
 const payments = proxyActivities<GatewayActivities>({
   startToCloseTimeout: '1 minute',
@@ -21,6 +21,15 @@ const MAX_HISTORY_EVENTS = 5_000;
 export const balanceLowSignal = defineSignal(BALANCE_LOW_SIGNAL);
 export const paymentFailedSignal = defineSignal<[PaymentFailed]>(PAYMENT_FAILED_SIGNAL);
 
+export interface AutoTopUpStatus {
+  /** Checks run (each one charges at most once per period). */
+  checks: number;
+  charged: number;
+  failuresNotified: number;
+  busy: boolean;
+}
+export const autoTopUpStatusQuery = defineQuery<AutoTopUpStatus>(AUTO_TOPUP_STATUS_QUERY);
+
 export interface AutoTopUpInput {
   workspaceId: string;
   /** Carried across continue-as-new. */
@@ -28,25 +37,30 @@ export interface AutoTopUpInput {
   failedPayments?: string[];
 }
 
-export async function autoTopUpWorkflow(input: AutoTopUpInput): Promise<{ checks: number }> {
+export async function autoTopUpWorkflow(input: AutoTopUpInput): Promise<AutoTopUpStatus> {
   let pendingCheck = input.pendingCheck ?? false;
   const failed = new Set(input.failedPayments ?? []);
-  let checks = 0;
+  const status: AutoTopUpStatus = { checks: 0, charged: 0, failuresNotified: 0, busy: false };
   setHandler(balanceLowSignal, () => { pendingCheck = true; });
   setHandler(paymentFailedSignal, ({ paymentId }) => { failed.add(paymentId); });
+  setHandler(autoTopUpStatusQuery, () => status);
 
   for (;;) {
-    if (!(await condition(() => pendingCheck || failed.size > 0, IDLE_TIMEOUT))) return { checks };
+    if (!(await condition(() => pendingCheck || failed.size > 0, IDLE_TIMEOUT))) return status;
+    status.busy = true;
     if (pendingCheck) {
       pendingCheck = false;
       const result = await payments.runAutoTopUp({ workspaceId: input.workspaceId });
-      checks++;
+      status.checks++;
+      if (result.outcome === 'charged') status.charged++;
       if (result.outcome === 'failed') failed.add(result.paymentId);
     }
     for (const paymentId of [...failed]) {
       await payments.notifyAutoTopUpFailure({ paymentId });
       failed.delete(paymentId);
+      status.failuresNotified++;
     }
+    status.busy = false;
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
       await condition(allHandlersFinished);

@@ -62,6 +62,7 @@ export function autoTopUpWorkflowId(workspaceId: string): string {
 }
 export const BALANCE_LOW_SIGNAL = 'autoTopUpBalanceLow';
 export const PAYMENT_FAILED_SIGNAL = 'autoTopUpPaymentFailed';
+export const AUTO_TOPUP_STATUS_QUERY = 'autoTopUpStatus';
 
 export interface PaymentFailed {
   paymentId: string;
