@@ -40,9 +40,11 @@ export function billingRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.post('/billing/topups', requirePermission('billing.manage'), async (ctx) => {
+    // A body no route takes (NUL, too deep, not JSON) is a 400 everywhere; a purchase needs a processor.
+    const raw = await readJsonBody(ctx, deps.config.maxJsonBodyBytes);
     const payments = deps.config.payments;
     if (!payments || !deps.payments) throw paymentsNotConfigured();
-    const body = validateTopupBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
+    const body = validateTopupBody(raw);
     const key = readIdempotencyKey(ctx.get('idempotency-key'));
     if (!key) {
       throw new InvalidRequestError('A topup needs an Idempotency-Key header, so that a retried request starts one purchase.', {
@@ -65,8 +67,9 @@ export function billingRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.put('/billing/auto-topup', requirePermission('billing.manage'), async (ctx) => {
+    const raw = await readJsonBody(ctx, deps.config.maxJsonBodyBytes);
     if (!deps.config.payments) throw paymentsNotConfigured();
-    const body = validateAutoTopUpBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
+    const body = validateAutoTopUpBody(raw);
     await setAutoTopUp(deps.db, deps.config.payments, { workspaceId: ctx.state.auth.workspaceId, ...body, actor: actorOf(ctx) });
     ctx.body = await autoTopUpView(deps.db, ctx.state.auth.workspaceId);
   });
