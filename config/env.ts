@@ -316,6 +316,8 @@ function paymentsConfig(present: Record<string, string>): PaymentsConfig | undef
   if (minCredits > maxCredits) throw new ConfigError(`Invalid environment configuration:\n  - TOPUP_MIN_CREDITS (${minCredits}) is above TOPUP_MAX_CREDITS (${maxCredits})`);
   const price = present.TOPUP_PRICE_PER_CREDIT ?? '1';
   if (Number(price) <= 0) throw new ConfigError('Invalid environment configuration:\n  - TOPUP_PRICE_PER_CREDIT must be above 0');
+  // Stripe charges at most 99,999,999 of the currency's smallest unit at once.
+  if (Number(price) * maxCredits > 99_999_999) throw new ConfigError(`Invalid environment configuration:\n  - TOPUP_MAX_CREDITS x TOPUP_PRICE_PER_CREDIT must stay within 99999999 (Stripe's largest charge), not ${Number(price) * maxCredits}`);
   const base = present.STRIPE_API_BASE ? new URL(present.STRIPE_API_BASE) : undefined;
   return {
     secretKey: present.STRIPE_SECRET_KEY,
