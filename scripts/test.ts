@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { loadConfig } from '../config/env';
 import { repoRoot } from '../core/paths';
-import { ensureGoTool, MINIO, TEMPORAL_CLI } from '../stack/go-tools';
+import { ensureGoTool, MINIO, STRIPE_MOCK, TEMPORAL_CLI } from '../stack/go-tools';
 
 if (process.env.GATEWAY_SKIP_LINT !== '1' && process.argv[2] !== '--faults') {
   const eslint = path.join(repoRoot, 'node_modules', 'eslint', 'bin', 'eslint.js');
@@ -26,6 +26,7 @@ if (process.env.GATEWAY_SKIP_LINT !== '1' && process.argv[2] !== '--faults') {
 const config = loadConfig();
 ensureGoTool(TEMPORAL_CLI, config.cacheDir);
 ensureGoTool(MINIO, config.cacheDir);
+ensureGoTool(STRIPE_MOCK, config.cacheDir);
 
 const mocha = path.join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const args = process.argv[2] === '--faults'
