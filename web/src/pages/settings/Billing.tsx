@@ -124,10 +124,11 @@ const STATUS_LABEL: Record<Payment['status'], string> = {
 };
 
 function Payments() {
+  const returnedFrom = new URLSearchParams(window.location.search).get('payment');
   const payments = useQuery({
     queryKey: ['payments'], queryFn: api.payments,
-    // While a payment waits for Stripe's confirmation, look again (and refresh the balance once it arrives).
-    refetchInterval: (q) => (q.state.data?.data.some((p) => p.status === 'pending' && !p.failure_message) ? 3000 : false),
+    // Back from the checkout, while that payment waits for Stripe's confirmation, look again (the balance follows).
+    refetchInterval: (q) => (q.state.data?.data.some((p) => p.id === returnedFrom && p.status === 'pending') ? 3000 : false),
   });
   const client = useQueryClient();
   const settled = payments.data?.data.filter((p) => p.status !== 'pending').length;
