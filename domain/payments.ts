@@ -328,8 +328,9 @@ export async function applyStripeEvent(db: Knex, event: StripeEvent): Promise<St
       return { outcome: 'ignored' as const };
     }
     let row = await applyFacts(trx, payment, facts, event);
-    // A refund or dispute that came first waited for this payment's intent id: apply it now, in the order received.
-    if (row.payment_intent_id && row.payment_intent_id !== payment.payment_intent_id) {
+    // A refund or dispute that came first waited for this payment (its intent id was not known yet, or was
+    // recorded by the automatic top-up without a delivery): apply it now, in the order received.
+    if (row.payment_intent_id) {
       const waiting: Array<{ id: string; payload: StripeEvent }> = await trx('stripe_events')
         .where({ payment_intent_id: row.payment_intent_id }).whereNull('applied_at').whereNot({ id: event.id }).orderBy('received_at').forUpdate().select('id', 'payload');
       for (const w of waiting) {
