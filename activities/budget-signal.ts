@@ -13,6 +13,7 @@ import { settleRequest, type UsageRecord } from '../domain/request-accounting';
 import { budgetWatcherId, SPEND_CHANGED_SIGNAL, type SpendChanged } from '../workflows/contracts';
 import { WorkspaceIdKey } from '../workflows/contracts';
 import type { ActivityDeps } from './deps';
+import { signalAutoTopUpIfLow } from './auto-topup-signal';
 
 export async function signalBudgetWatcher(deps: ActivityDeps, workspaceId: string): Promise<{ signalled: boolean }> {
   if (!(await alertPresence.has(deps.db, workspaceId))) return { signalled: false };
@@ -30,11 +31,21 @@ export async function signalBudgetWatcher(deps: ActivityDeps, workspaceId: strin
   return { signalled: true };
 }
 
-/** Settles a hold at its charge with its usage record, then tells the workspace's budget watcher (free without alerts). */
+/**
+ * Settles a hold at its charge with its usage record, then tells the workspace's budget watcher and its
+ * automatic top-up (free without alerts, and without an automatic top-up or above its threshold).
+ */
 export async function settleAndSignal(deps: ActivityDeps, input: { reservationId: string; chargeMicro: number; usage: UsageRecord }): Promise<{ chargedMicro: number }> {
   const settled = await settleRequest(deps.db, input);
-  await signalBudgetWatcherQuietly(deps, input.usage.workspaceId);
+  await signalSettlementWatchers(deps, input.usage.workspaceId);
   return { chargedMicro: settled.chargedMicro };
+}
+
+/** What a settlement tells: the budget watcher and the automatic top-up. Never throws. */
+export async function signalSettlementWatchers(deps: ActivityDeps, workspaceId: string): Promise<void> {
+  await signalBudgetWatcherQuietly(deps, workspaceId);
+  const client = asyncLocalStorage.getStore()?.client ?? deps.watcherClient;
+  await signalAutoTopUpIfLow(deps.db, client, { taskQueue: deps.watcherTaskQueue ?? activityInfo().taskQueue, workspaceId });
 }
 
 export async function signalBudgetWatcherQuietly(deps: ActivityDeps, workspaceId: string): Promise<void> {

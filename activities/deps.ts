@@ -7,6 +7,8 @@ import type { ActivityObserver } from './failure-policy';
 import type { ResultBroker } from './result-broker';
 import type { FirstHops } from './first-hop';
 import type { Client } from '@temporalio/client';
+import type { PaymentsConfig } from '../config/env';
+import type { StripeClient } from '../infra/stripe';
 
 export interface ActivityDeps {
   db: Knex;
@@ -36,4 +38,6 @@ export interface ActivityDeps {
    * activity claimed it); inside one, the activity's own.
    */
   watcherClient?: Client;
+  /** The payment processor (automatic top-ups); absent: none configured. `publicUrl` makes the Billing link in e-mails. */
+  payments?: { stripe: StripeClient; config: PaymentsConfig; publicUrl?: string };
 }

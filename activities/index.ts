@@ -15,6 +15,7 @@ import { createBudgetActivities } from './budget';
 import { createVideoActivities } from './videos';
 import { createHoldActivities } from './holds';
 import { createPlaygroundActivities } from './playground';
+import { createPaymentActivities } from './payments';
 import { beginPlainHop, type ServeHopInput, type ServeHopResult } from './requests';
 import { beginChatStreamHop, type StreamChatInput, type StreamChatOutcome, type StreamWatch } from './stream-chat';
 import type { FirstHop, FirstHops } from './first-hop';
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createVideoActivities(deps),
     ...createHoldActivities(deps),
     ...createPlaygroundActivities(deps),
+    ...createPaymentActivities(deps),
   }, deps.observer);
 }
 

@@ -19,7 +19,7 @@ import {
 } from '../domain/video-jobs';
 import type { SimulationDirective, VideoModelAdapter, VideoSubmitRequest } from '../providers/types';
 import type { ActivityDeps } from './deps';
-import { signalBudgetWatcherQuietly } from './budget-signal';
+import { signalSettlementWatchers } from './budget-signal';
 import { heartbeating } from './heartbeat';
 
 /** Largest video copied from a provider's URL. */
@@ -107,7 +107,7 @@ export function createVideoActivities(deps: ActivityDeps) {
         jobId: input.jobId, reservationId: input.reservationId, chargeMicro, model: input.model, videos: input.videos,
         usage: { ...input.usage, units: { videos: input.videos.length, seconds } },
       });
-      await signalBudgetWatcherQuietly(deps, input.usage.workspaceId);
+      await signalSettlementWatchers(deps, input.usage.workspaceId);
       return completed;
     },
 

@@ -34,6 +34,8 @@ import { budgetAlertsRouter } from './billing/budget-alerts';
 import { filesRouter } from './files/routes';
 import { videoGenerationsRouter, videoJobsRouter } from './videos/routes';
 import { codecRouter } from './codec/routes';
+import { stripeWebhookRouter } from './billing/stripe-webhook';
+import { operatorRouter } from './operator/routes';
 import { responsesRouter, storedResponsesRouter } from './responses/routes';
 import { requestsRouter } from './requests/routes';
 import { openAIVideoCreateRouter, openAIVideoJobsRouter } from './videos/openai-videos';
@@ -60,6 +62,13 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   const codec = codecRouter(deps);
   app.use(codec.routes());
   app.use(codec.allowedMethods());
+  // Stripe's signed webhooks and the operators' endpoints: outside /v1, each with its own credential.
+  const stripeWebhook = stripeWebhookRouter(deps);
+  app.use(stripeWebhook.routes());
+  app.use(stripeWebhook.allowedMethods());
+  const operator = operatorRouter(deps);
+  app.use(operator.routes());
+  app.use(operator.allowedMethods());
   app.use(webAppMiddleware(deps.config.webDir));
 
   // The web app's session endpoints (sign-up, sign-in, workspaces, invitations).

@@ -6,7 +6,8 @@ import type { Knex } from 'knex';
 import { loadConfig } from '../config/env';
 import { createDb } from '../db/connection';
 import { GatewayError } from '../core/errors';
-import { getBalance, topUp } from '../domain/ledger';
+import { getBalance } from '../domain/ledger';
+import { addOperatorCredits } from '../domain/payments';
 import { creditsToMicro, microToCredits } from '../core/money';
 import { seedCatalog, setModelEnabled, upsertOperatorModel } from '../domain/model-catalog';
 import { createApiKey, createWorkspace, getWorkspace, listFallbackChains, revokeApiKey, setFallbackChain, type Role } from '../domain/workspaces';
@@ -19,6 +20,7 @@ import { parseFlags, UsageError } from './args';
 import { BILLING_COMMANDS } from './billing-commands';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 
 type Command = (db: Knex, argv: string[]) => Promise<unknown>;
 
@@ -82,14 +84,24 @@ const COMMANDS: Record<string, Command> = {
       ...(f.password ? {} : { set_password_url: `${base}/reset?token=${await issueUserToken(db, user.id, 'reset_password')}` }),
     };
   },
-  'credits topup': async (db, argv) => {
-    const f = parseFlags(argv, { workspace: { type: 'string', required: true }, credits: { type: 'number', required: true }, 'idempotency-key': { type: 'string' } });
-    const amount = creditsToMicro(f.credits as number);
-    if (amount <= 0) throw new UsageError('--credits must be positive');
+  // Credits added by hand (no payment processor, a goodwill grant): audited with who and why.
+  'credits add': async (db, argv) => {
+    const f = parseFlags(argv, {
+      workspace: { type: 'string', required: true }, credits: { type: 'number', required: true }, reason: { type: 'string', required: true },
+      operator: { type: 'string' }, 'idempotency-key': { type: 'string' },
+    });
+    let amount = 0;
+    try {
+      amount = creditsToMicro(f.credits as number);
+    } catch {
+      // more than 6 decimals: refused below
+    }
+    if (amount <= 0) throw new UsageError('--credits must be a positive amount with at most 6 decimals');
+    const operator = (f.operator as string | undefined) ?? process.env.GATEWAY_OPERATOR ?? `cli:${os.userInfo().username}`;
     const key = (f['idempotency-key'] as string) ?? randomUUID();
-    const applied = await topUp(db, { workspaceId: f.workspace as string, amountMicro: amount, idempotencyKey: `topup:${f.workspace}:${key}`, actor: 'cli' });
+    const { applied } = await addOperatorCredits(db, { workspaceId: f.workspace as string, amountMicro: amount, operator, reason: f.reason as string, idempotencyKey: key });
     const balance = await getBalance(db, f.workspace as string);
-    return { workspace: f.workspace, applied, credits_added: applied ? f.credits : 0, balance: microToCredits(balance.totalMicro) };
+    return { workspace: f.workspace, applied, credits_added: applied ? f.credits : 0, operator, reason: f.reason, balance: microToCredits(balance.totalMicro) };
   },
   'credits balance': async (db, argv) => {
     const f = parseFlags(argv, { workspace: { type: 'string', required: true } });

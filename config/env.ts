@@ -114,6 +114,26 @@ export interface GatewayConfig {
   /** OTLP/HTTP collector base URL; set: OpenTelemetry tracing on (API -> workflow -> activity -> upstream). */
   otlpEndpoint?: string;
   otelServiceName: string;
+  /**
+   * Self-serve top-ups through Stripe Checkout and automatic top-ups (STRIPE_SECRET_KEY with
+   * STRIPE_WEBHOOK_SECRET); absent: no payment processor, operators add credits (CLI or /operator/credits).
+   */
+  payments?: PaymentsConfig;
+}
+
+export interface PaymentsConfig {
+  secretKey: string;
+  webhookSecret: string;
+  /** Another Stripe API address (stripe-mock in tests): its protocol, host and port. */
+  apiBase?: { protocol: 'http' | 'https'; host: string; port: number };
+  /** Price of one credit in the currency's smallest unit (cents), up to 6 decimals; a total is rounded up to a whole unit. */
+  pricePerCreditMinor: string;
+  currency: string;
+  /** Whole credits one purchase may buy. */
+  minCredits: number;
+  maxCredits: number;
+  /** An automatic top-up charges at most once per period of this many seconds. */
+  autoTopUpPeriodSeconds: number;
 }
 
 export const SIGNUP_MODES = ['open', 'invite-only', 'closed'] as const;
@@ -183,9 +203,19 @@ const schema = {
     WORKER_METRICS_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
     OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string', pattern: '^https?://' },
     OTEL_SERVICE_NAME: { type: 'string', minLength: 1 },
+    STRIPE_SECRET_KEY: { type: 'string', pattern: '^(sk|rk)_(test|live)_[A-Za-z0-9_]+$' },
+    STRIPE_WEBHOOK_SECRET: { type: 'string', pattern: '^whsec_[A-Za-z0-9_+/=]+$' },
+    STRIPE_API_BASE: { type: 'string', pattern: '^https?://[^\\s/:]+(:[0-9]{1,5})?/?$' },
+    TOPUP_PRICE_PER_CREDIT: { type: 'string', pattern: '^[0-9]{1,9}(\\.[0-9]{1,6})?$' },
+    TOPUP_CURRENCY: { type: 'string', pattern: '^[a-z]{3}$' },
+    TOPUP_MIN_CREDITS: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
+    TOPUP_MAX_CREDITS: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
+    AUTO_TOPUP_PERIOD_SECONDS: { type: 'string', pattern: '^[1-9][0-9]{0,9}$' },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
+    STRIPE_SECRET_KEY: ['STRIPE_WEBHOOK_SECRET'],
+    STRIPE_WEBHOOK_SECRET: ['STRIPE_SECRET_KEY'],
   },
 } as const;
 
@@ -275,6 +305,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     workerMetricsPort: present.WORKER_METRICS_PORT ? Number(present.WORKER_METRICS_PORT) : undefined,
     otlpEndpoint: present.OTEL_EXPORTER_OTLP_ENDPOINT,
     otelServiceName: present.OTEL_SERVICE_NAME ?? 'model-gateway',
+    payments: paymentsConfig(present),
+  };
+}
+
+function paymentsConfig(present: Record<string, string>): PaymentsConfig | undefined {
+  if (!present.STRIPE_SECRET_KEY) return undefined;
+  const minCredits = Number(present.TOPUP_MIN_CREDITS ?? 500);
+  const maxCredits = Number(present.TOPUP_MAX_CREDITS ?? 100_000);
+  if (minCredits > maxCredits) throw new ConfigError(`Invalid environment configuration:\n  - TOPUP_MIN_CREDITS (${minCredits}) is above TOPUP_MAX_CREDITS (${maxCredits})`);
+  const price = present.TOPUP_PRICE_PER_CREDIT ?? '1';
+  if (Number(price) <= 0) throw new ConfigError('Invalid environment configuration:\n  - TOPUP_PRICE_PER_CREDIT must be above 0');
+  // Stripe charges at most 99,999,999 of the currency's smallest unit at once.
+  if (Number(price) * maxCredits > 99_999_999) throw new ConfigError(`Invalid environment configuration:\n  - TOPUP_MAX_CREDITS x TOPUP_PRICE_PER_CREDIT must stay within 99999999 (Stripe's largest charge), not ${Number(price) * maxCredits}`);
+  const base = present.STRIPE_API_BASE ? new URL(present.STRIPE_API_BASE) : undefined;
+  return {
+    secretKey: present.STRIPE_SECRET_KEY,
+    webhookSecret: present.STRIPE_WEBHOOK_SECRET,
+    apiBase: base && {
+      protocol: base.protocol === 'http:' ? 'http' : 'https',
+      host: base.hostname,
+      port: Number(base.port || (base.protocol === 'http:' ? 80 : 443)),
+    },
+    pricePerCreditMinor: price,
+    currency: present.TOPUP_CURRENCY ?? 'usd',
+    minCredits,
+    maxCredits,
+    autoTopUpPeriodSeconds: Number(present.AUTO_TOPUP_PERIOD_SECONDS ?? 86_400),
   };
 }
 

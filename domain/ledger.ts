@@ -89,6 +89,31 @@ export async function topUp(db: Db, opts: { workspaceId: string; amountMicro: nu
 }
 
 /**
+ * Takes bought credits back (a refunded or disputed payment): out of the topup bucket as far as it holds
+ * them, the rest (credits already spent) into the debt bucket, which the next grant or topup pays first.
+ * `adjust` rows; idempotent by key. Returns how much became debt.
+ */
+export async function takeBack(db: Db, opts: { workspaceId: string; amountMicro: number; idempotencyKey: string; meta?: unknown }): Promise<{ debtMicro: number }> {
+  if (!Number.isSafeInteger(opts.amountMicro) || opts.amountMicro <= 0) throw new RangeError('amount taken back must be a positive integer of micro-credits');
+  return db.transaction(async (trx) => {
+    const topup = await trx('credit_buckets').where({ workspace_id: opts.workspaceId, kind: 'topup' }).forUpdate().first('id', 'balance_micro');
+    const fromTopup = Math.min(Number(topup?.balance_micro ?? 0), opts.amountMicro);
+    const base = { workspaceId: opts.workspaceId, kind: 'adjust' as const, meta: opts.meta };
+    if (fromTopup > 0) {
+      if (!(await appendRow(trx, { ...base, bucketId: topup.id, amountMicro: -fromTopup, idempotencyKey: `${opts.idempotencyKey}:topup` }))) return { debtMicro: 0 };
+      await moveBucket(trx, topup.id, -fromTopup);
+    }
+    const rest = opts.amountMicro - fromTopup;
+    if (rest === 0) return { debtMicro: 0 };
+    await trx.raw(`insert into credit_buckets (workspace_id, kind, balance_micro) values (?, 'debt', 0) on conflict (workspace_id) where kind = 'debt' do nothing`, [opts.workspaceId]);
+    const debt = await trx('credit_buckets').where({ workspace_id: opts.workspaceId, kind: 'debt' }).forUpdate().first('id');
+    if (!(await appendRow(trx, { ...base, bucketId: debt.id, amountMicro: -rest, idempotencyKey: `${opts.idempotencyKey}:debt` }))) return { debtMicro: 0 };
+    await moveBucket(trx, debt.id, -rest);
+    return { debtMicro: rest };
+  });
+}
+
+/**
  * Pays the workspace's debt (if any) first out of credits just added to `fromBucketId`: a `repay` row out of
  * that bucket and one into the debt bucket. Locks the debt bucket after the paying one (the order settlement
  * takes them in too). Returns what was paid.

@@ -34,16 +34,31 @@ export function checkRole(value: unknown, param = 'role'): Role {
 /**
  * A new workspace whose first member (its owner) is `userId`, on the free plan. Made at sign-up
  * (`activated: false`), it gets this cycle's credits and may spend only once its owner confirmed their
- * address (`activateWorkspacesOf`); made by someone already confirmed, at once.
+ * address (`activateWorkspacesOf`); made by someone already confirmed, at once. The free plan's credits go
+ * to one workspace per person: a person who made a workspace before gets the next one without a plan
+ * (`personalPlanFor`), unless a plan is named (an operator's choice).
  */
 export async function createWorkspaceWithOwner(db: Knex, opts: { name: string; userId: string; planId?: string | null; activated?: boolean }): Promise<Workspace> {
   const actor = `user:${opts.userId}`;
-  const planId = opts.planId === undefined ? 'free' : opts.planId;
   const activated = opts.activated ?? true;
-  const workspace = await createWorkspace(db, { name: opts.name, planId, actor, activated });
-  await addMember(db, { workspaceId: workspace.id, userId: opts.userId, role: 'owner', actor });
-  if (planId && activated) await grantCycleForWorkspace(db, { workspaceId: workspace.id, plan: await getPlan(db, planId), cycle: cycleOf(new Date()) });
-  return workspace;
+  return db.transaction(async (trx) => {
+    // One at a time per person, so two workspaces made at once cannot both be their first.
+    await trx.raw('select id from users where id = ? for update', [opts.userId]);
+    const planId = opts.planId === undefined ? await personalPlanFor(trx, opts.userId) : opts.planId;
+    const workspace = await createWorkspace(trx, { name: opts.name, planId, actor, activated });
+    await addMember(trx, { workspaceId: workspace.id, userId: opts.userId, role: 'owner', actor });
+    if (planId && activated) await grantCycleForWorkspace(trx, { workspaceId: workspace.id, plan: await getPlan(trx, planId), cycle: cycleOf(new Date()) });
+    return workspace;
+  });
+}
+
+/**
+ * The plan of a workspace a person makes for themselves: the free plan for their first, none after it (the
+ * free credits go to one workspace per person, wherever its ownership went since).
+ */
+export async function personalPlanFor(db: Knex | Knex.Transaction, userId: string): Promise<string | null> {
+  const before = await db('audit_log').where({ action: 'workspace.create', actor: `user:${userId}` }).first('id');
+  return before ? null : 'free';
 }
 
 /**

@@ -16,6 +16,7 @@ import { ModelCatalog } from '../domain/model-catalog';
 import type { ProviderRegistry } from '../providers/registry';
 import { providersFromEnv } from './providers';
 import { createGatewayWorker, createStreamWorker } from '../worker/worker';
+import { stripeClient } from '../infra/stripe';
 import { ResultBroker } from '../activities/result-broker';
 import { FirstHops } from '../activities/first-hop';
 import { firstHopStarter } from '../activities';
@@ -89,6 +90,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const providers = opts.providers ?? providersFromEnv();
 
   const results = new ResultBroker();
+  // The payment processor (Stripe), when configured: self-serve top-ups and automatic ones.
+  const stripe = opts.config.payments ? stripeClient(opts.config.payments) : null;
   // First hops begun by the API while their runs start eagerly on this process's worker (activities/first-hop.ts).
   const firstHops = opts.api && opts.worker && opts.config.eagerStart && opts.config.inProcessResults && opts.config.firstHopAhead && opts.config.activityMode === 'local'
     ? new FirstHops({ release: (reservationId, reason) => refund(db, { reservationId, reason }), tracer: tracing?.tracer })
@@ -99,7 +102,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let worker: Worker | null = null;
   const running: Array<{ worker: Worker; run: Promise<void> }> = [];
   if (opts.worker) {
-    const deps = { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, observer: metrics?.activityObserver, results, firstHops, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs } };
+    const deps = { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, observer: metrics?.activityObserver, results, firstHops, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs },
+      payments: stripe && opts.config.payments ? { stripe, config: opts.config.payments, publicUrl: opts.config.publicUrl } : undefined };
     worker = await createGatewayWorker({
       connection: temporal.connection,
       namespace: temporal.namespace,
@@ -155,6 +159,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       }) : null,
       isProviderConfigured: (id) => providers.isConfigured(id),
       operators: { codec, token: operatorToken },
+      payments: stripe ? { stripe } : null,
       publicUrl: () => opts.config.publicUrl ?? listenUrl(http),
       metrics, tracing,
     });

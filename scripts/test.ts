@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { loadConfig } from '../config/env';
 import { repoRoot } from '../core/paths';
-import { ensureGoTool, HELM, KUBECONFORM, MINIO, TEMPORAL_CLI } from '../stack/go-tools';
+import { ensureGoTool, HELM, KUBECONFORM, MINIO, STRIPE_MOCK, TEMPORAL_CLI } from '../stack/go-tools';
 
 if (process.env.GATEWAY_SKIP_LINT !== '1' && process.argv[2] !== '--faults') {
   const eslint = path.join(repoRoot, 'node_modules', 'eslint', 'bin', 'eslint.js');
@@ -29,6 +29,7 @@ ensureGoTool(MINIO, config.cacheDir);
 if (process.argv[2] !== '--faults') {
   ensureGoTool(HELM, config.cacheDir);
   ensureGoTool(KUBECONFORM, config.cacheDir);
+  ensureGoTool(STRIPE_MOCK, config.cacheDir);
 }
 
 const mocha = path.join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');

@@ -42,6 +42,13 @@ export const KUBECONFORM: GoTool = {
   module: 'github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0',
 };
 
+/** Stripe's own mock of its API (tests point the payments client at it: STRIPE_API_BASE). */
+export const STRIPE_MOCK: GoTool = {
+  name: 'stripe-mock',
+  envVar: 'STRIPE_MOCK_PATH',
+  module: 'github.com/stripe/stripe-mock@v0.203.0',
+};
+
 export function ensureGoTool(tool: GoTool, cacheDir: string, log: (line: string) => void = console.log): string {
   const fromEnv = process.env[tool.envVar];
   if (fromEnv) {

@@ -55,3 +55,15 @@ export interface SpendChanged {
 export const DEFAULT_TASK_QUEUE = 'gateway';
 export const SCHEDULED_TASK_QUEUE = DEFAULT_TASK_QUEUE;
 export const HOLD_SWEEPER_SCHEDULE_ID = 'hold-sweeper';
+
+/** A workspace's automatic top-up workflow, signalled by settlements (its balance may have crossed the threshold) and by failed payments. */
+export function autoTopUpWorkflowId(workspaceId: string): string {
+  return `auto-topup-${workspaceId}`;
+}
+export const BALANCE_LOW_SIGNAL = 'autoTopUpBalanceLow';
+export const PAYMENT_FAILED_SIGNAL = 'autoTopUpPaymentFailed';
+export const AUTO_TOPUP_STATUS_QUERY = 'autoTopUpStatus';
+
+export interface PaymentFailed {
+  paymentId: string;
+}

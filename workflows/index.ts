@@ -8,3 +8,4 @@ export { budgetAlertDeliveryWorkflow } from './budget-alert-delivery';
 export { imageStreamWorkflow } from './image-stream';
 export { videoGenerationWorkflow } from './video-generation';
 export { holdSweeperWorkflow } from './hold-sweeper';
+export { autoTopUpWorkflow } from './auto-topup';

@@ -38,6 +38,15 @@ export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promis
   return body as Record<string, unknown>;
 }
 
+/** The body's bytes as sent (a webhook's signature covers them exactly), with the same size limit. */
+export async function readRawBody(ctx: Koa.Context, limitBytes: number): Promise<Buffer> {
+  if (Number(ctx.get('content-length') || NaN) > limitBytes) {
+    await drainBody(ctx.req);
+    throw requestTooLarge(limitBytes);
+  }
+  return readLimited(ctx.req, limitBytes);
+}
+
 /** The whole body, or a 413 once it passes `limitBytes` (the rest is then dropped, not left to reset the connection). */
 function readLimited(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {

@@ -13,6 +13,7 @@ import type { ResultBroker } from '../../activities/result-broker';
 import type { FirstHopStarter } from '../../activities';
 import type { GatewayMetrics } from '../../infra/metrics';
 import type { Tracing } from '../../infra/tracing';
+import type { StripeClient } from '../../infra/stripe';
 import type { WindowCounters, WindowHit } from '../../domain/rate-limits';
 
 /** What the API needs from the outside world; tests build it from the real stack. */
@@ -43,6 +44,8 @@ export interface AppDeps {
   publicUrl: () => string;
   /** The operators' codec endpoint: the payload codec it runs, and its bearer token (null: the endpoint is off). */
   operators: { codec: PayloadCodec; token: string | null };
+  /** The payment processor's client (Stripe) when STRIPE_SECRET_KEY is set; absent or null: no self-serve top-ups. */
+  payments?: { stripe: StripeClient } | null;
   /** This process's metrics (null: METRICS_ENABLED=false) and tracing (null: off). */
   metrics?: GatewayMetrics | null;
   tracing?: Tracing | null;

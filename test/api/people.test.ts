@@ -194,6 +194,21 @@ describe('people: accounts, sessions, members, invitations and keys', function (
       const stranger = await signUp(base, smtp, 'tom');
       expect((await stranger.json('POST', '/api/workspaces/switch', { workspace_id: me.workspaces[0].id })).status).to.equal(403);
     });
+
+    it('gives the free plan\'s credits to one workspace per person: the second gets no plan and no grant', async () => {
+      const person = await signUp(base, smtp, 'una');
+      expect((await person.json('GET', '/v1/billing/balance')).body).to.deep.include({ plan_credits: 500 });
+      const second = await person.json('POST', '/api/workspaces', { name: 'Side project' });
+      expect(second.status).to.equal(201);
+      expect(second.body).to.include({ role: 'owner', plan: null });
+      const balance = (await person.json('GET', '/v1/billing/balance')).body;
+      expect(balance).to.deep.include({ workspace_id: second.body.id, balance: 0, plan_credits: 0, plan: null });
+      expect(await gateway.runtime.db('credit_ledger').where({ workspace_id: second.body.id })).to.deep.equal([]);
+      // Nor a third; and the monthly grant, which takes workspaces on a plan, passes them by.
+      const third = await person.json('POST', '/api/workspaces', { name: 'Third' });
+      expect(third.body.plan).to.equal(null);
+      expect(await gateway.runtime.db('workspaces').whereIn('id', [second.body.id, third.body.id]).pluck('plan_id')).to.deep.equal([null, null]);
+    });
   });
 
   describe('API keys of members', () => {

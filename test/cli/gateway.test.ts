@@ -59,12 +59,25 @@ describe('admin CLI (gateway)', function () {
     expect(key.json).to.include({ rpm_limit: 60, daily_token_limit: 1000, cost_cap: 5 });
     expect(key.json.allowed_models).to.deep.equal(['sim-chat', 'sim-embed']);
 
-    const topup = await gateway('credits', 'topup', '--workspace', ws.json.id, '--credits', '7.5', '--idempotency-key', 'invoice-1');
-    expect(topup.json).to.include({ applied: true, balance: 20 });
-    const again = await gateway('credits', 'topup', '--workspace', ws.json.id, '--credits', '7.5', '--idempotency-key', 'invoice-1');
+    const topup = await gateway('credits', 'add', '--workspace', ws.json.id, '--credits', '7.5', '--reason', 'invoice 1 paid', '--operator', 'ada', '--idempotency-key', 'invoice-1');
+    expect(topup.code, topup.stderr).to.equal(0);
+    expect(topup.json).to.include({ applied: true, balance: 20, operator: 'ada', reason: 'invoice 1 paid' });
+    const again = await gateway('credits', 'add', '--workspace', ws.json.id, '--credits', '7.5', '--reason', 'invoice 1 paid', '--operator', 'ada', '--idempotency-key', 'invoice-1');
     expect(again.json).to.include({ applied: false, balance: 20 });
+    const db = createDb((await getSharedStack()).databaseUrl, { poolMax: 1, applicationName: 'gateway-cli-test' });
+    try {
+      const audit = await db('audit_log').where({ workspace_id: ws.json.id, action: 'credits.operator_add' }).select('actor', 'data');
+      expect(audit).to.deep.equal([{ actor: 'operator:ada', data: { credits: 7.5, reason: 'invoice 1 paid', idempotencyKey: 'invoice-1' } }]);
+    } finally {
+      await db.destroy();
+    }
+    const noReason = await gateway('credits', 'add', '--workspace', ws.json.id, '--credits', '1');
+    expect(noReason.code).to.equal(2);
+    expect(noReason.stderr).to.contain('--reason is required');
+    const byUser = await gateway('credits', 'add', '--workspace', ws.json.id, '--credits', '0.5', '--reason', 'goodwill');
+    expect(byUser.json.operator).to.match(/^cli:/);
     const balance = await gateway('credits', 'balance', '--workspace', ws.json.id);
-    expect(balance.json).to.include({ balance: 20, topup_credits: 20 });
+    expect(balance.json).to.include({ balance: 20.5, topup_credits: 20.5 });
 
     const list = await gateway('keys', 'list', '--workspace', ws.json.id);
     expect(list.json.data[0].key_hint).to.match(/^sk-gw-…/);
@@ -118,7 +131,7 @@ describe('admin CLI (gateway)', function () {
     const unknownFlag = await gateway('workspace', 'create', '--name', 'x', '--colour', 'red');
     expect(unknownFlag.code).to.equal(2);
     expect(unknownFlag.stderr).to.contain('unknown flag --colour');
-    const notNumber = await gateway('credits', 'topup', '--workspace', 'ws_x', '--credits', 'lots');
+    const notNumber = await gateway('credits', 'add', '--workspace', 'ws_x', '--credits', 'lots', '--reason', 'r');
     expect(notNumber.code).to.equal(2);
     const unknownCommand = await gateway('frobnicate');
     expect(unknownCommand.code).to.equal(2);

@@ -55,10 +55,14 @@ export const ROUTES: RouteCase[] = [
   { method: 'GET', route: '/v1/responses/:responseId', permission: 'files.read' },
   { method: 'DELETE', route: '/v1/responses/:responseId', permission: 'files.write' },
   { method: 'GET', route: '/v1/responses/:responseId/input_items', permission: 'files.read', cursors: ['after'] },
+  // Without a payment processor (the test gateways have none) the two below answer 403 `payments_not_configured`.
   {
     method: 'POST', route: '/v1/billing/topups', permission: 'billing.manage',
-    body: async () => ({ json: { credits: 1.5 } }), headers: () => ({ 'idempotency-key': randomUUID() }),
+    body: async () => ({ json: { credits: 500 } }), headers: () => ({ 'idempotency-key': randomUUID() }),
   },
+  { method: 'GET', route: '/v1/billing/payments', permission: 'billing.read' },
+  { method: 'GET', route: '/v1/billing/auto-topup', permission: 'billing.read' },
+  { method: 'PUT', route: '/v1/billing/auto-topup', permission: 'billing.manage', body: async () => ({ json: { enabled: false } }) },
   { method: 'GET', route: '/v1/budget/alerts', permission: 'budget_alerts.manage', cursors: ['after', 'before'] },
   {
     method: 'POST', route: '/v1/budget/alerts', permission: 'budget_alerts.manage',

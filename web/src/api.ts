@@ -3,8 +3,8 @@
  * session cookie rides along (same origin); errors arrive in OpenAI's shape and become ApiError.
  */
 import type {
-  ApiKey, AuditEntry, Balance, BudgetAlert, CostPage, CreatedKey, FallbackChain, Invite, KeyPreset, LedgerEntry, List, Me, Model, RequestLogPage,
-  RequestOutcome, UsagePage, User,
+  ApiKey, AuditEntry, AutoTopUp, Balance, BudgetAlert, CostPage, CreatedKey, FallbackChain, Invite, KeyPreset, LedgerEntry, List, Me, Model, Payment,
+  RequestLogPage, RequestOutcome, UsagePage, User,
 } from './types';
 
 export class ApiError extends Error {
@@ -70,7 +70,10 @@ export const api = {
 
   balance: () => get<Balance>('/v1/billing/balance'),
   ledger: () => get<List<LedgerEntry>>('/v1/billing/ledger'),
-  topUp: (credits: number) => post('/v1/billing/topups', { credits }, { 'idempotency-key': crypto.randomUUID() }),
+  buyCredits: (credits: number) => post<Payment>('/v1/billing/topups', { credits }, { 'idempotency-key': crypto.randomUUID() }),
+  payments: () => get<List<Payment>>('/v1/billing/payments'),
+  autoTopUp: () => get<AutoTopUp>('/v1/billing/auto-topup'),
+  setAutoTopUp: (b: { enabled: boolean; threshold?: number; credits?: number }) => request<AutoTopUp>('PUT', '/v1/billing/auto-topup', b),
   budgetAlerts: () => get<List<BudgetAlert>>('/v1/budget/alerts'),
   createBudgetAlert: (b: { threshold_type: string; threshold: number; channels: BudgetAlert['channels'] }) => post<BudgetAlert>('/v1/budget/alerts', b),
   deleteBudgetAlert: (id: string) => del(`/v1/budget/alerts/${id}`),

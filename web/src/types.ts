@@ -64,6 +64,37 @@ export interface Balance {
   topup_credits: number;
   spent_this_cycle: number;
   plan: { id: string; name: string; monthly_credits: number; rollover: boolean; rollover_cap: number | null } | null;
+  debt: number;
+  topups: TopupTerms;
+}
+
+/** How credits are bought here: Stripe Checkout within bounds, or (no payment processor) only by the operators. */
+export type TopupTerms =
+  | { enabled: true; min_credits: number; max_credits: number; price_per_credit: number; currency: string; auto_topup_period_seconds: number }
+  | { enabled: false; added_by: 'operators' };
+
+export interface Payment {
+  id: string;
+  kind: 'checkout' | 'auto';
+  status: 'pending' | 'succeeded' | 'failed' | 'refunded' | 'partially_refunded' | 'disputed' | 'dispute_won' | 'dispute_lost';
+  credits: number;
+  amount: number;
+  currency: string;
+  amount_refunded: number;
+  credits_applied: number;
+  receipt_url: string | null;
+  checkout_url: string | null;
+  failure_message: string | null;
+  created_at: number;
+  paid_at: number | null;
+}
+
+export interface AutoTopUp {
+  enabled: boolean;
+  threshold: number | null;
+  credits: number | null;
+  payment_method: string | null;
+  last_failure: { payment_id: string; message: string; at: number } | null;
 }
 
 export interface LedgerEntry {

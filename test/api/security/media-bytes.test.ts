@@ -1,7 +1,10 @@
 import { expect } from 'chai';
 import OpenAI, { toFile } from 'openai';
 import { id3v2Size } from '../../../core/media-probe';
+import { InvalidRequestError } from '../../../core/errors';
+import { creditsToMicro } from '../../../core/money';
 import { getBalance } from '../../../domain/ledger';
+import { addOperatorCredits } from '../../../domain/payments';
 import { encodeAudio } from '../../../simulator/media/audio';
 import { synthesizeSpeech } from '../../../simulator/media/synth';
 import { startTestGateway, type Tenant, type TestGateway } from '../../support/gateway';
@@ -85,20 +88,14 @@ describe('security: inputs taken for what they are (media by their bytes, exact 
     expect((await getBalance(gateway.runtime.db, tenant.workspaceId)).totalMicro).to.equal(10_000_000);
   });
 
-  it('refuses top-ups finer than a micro-credit, and fallback chains across modalities', async () => {
+  it('refuses credits finer than a micro-credit from operators, and fallback chains across modalities', async () => {
     const owner = await gateway.newTenant({ credits: 10 });
-    const topup = (credits: unknown, key: string) => owner.fetch('/v1/billing/topups', {
-      method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: `{"credits":${credits}}`,
-    });
     for (const credits of ['1.0000005', '0.0000001', '1e-7', '2.1234567']) {
-      const res = await topup(credits, `fine-${credits}`);
-      expect(res.status, credits).to.equal(400);
-      expect(((await res.json()) as { error: { param: string } }).error.param).to.equal('credits');
+      await expectCreditsRefused(() => addOperatorCredits(gateway.runtime.db, { workspaceId: owner.workspaceId, amountMicro: toMicroOrZero(credits), operator: 'ops', reason: 'fine', idempotencyKey: `fine-${credits}` }), credits);
     }
     expect((await getBalance(gateway.runtime.db, owner.workspaceId)).totalMicro).to.equal(10_000_000);
-    const exact = await topup('1.000001', 'exact');
-    expect(exact.status).to.equal(201);
-    expect(((await exact.json()) as { credits: number }).credits).to.equal(1.000001);
+    expect(creditsToMicro('1.000001')).to.equal(1_000_001);
+    await addOperatorCredits(gateway.runtime.db, { workspaceId: owner.workspaceId, amountMicro: creditsToMicro('1.000001'), operator: 'ops', reason: 'exact', idempotencyKey: 'exact' });
     expect((await getBalance(gateway.runtime.db, owner.workspaceId)).totalMicro).to.equal(11_000_001);
 
     const chain = (model: string, models: string[]) => owner.fetch(`/v1/fallback-chains/${model}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chain: models }) });
@@ -110,3 +107,18 @@ describe('security: inputs taken for what they are (media by their bytes, exact 
     expect(((await (await owner.fetch('/v1/fallback-chains')).json()) as { data: unknown[] }).data).to.deep.equal([{ object: 'fallback_chain', model: 'sim-chat', chain: ['sim-chat-mini'] }]);
   });
 });
+
+/** Decimal credits to micro-credits, or 0 (refused downstream) when finer than a micro-credit, as the operator routes read them. */
+function toMicroOrZero(credits: string): number {
+  try {
+    return creditsToMicro(credits);
+  } catch {
+    return 0;
+  }
+}
+
+async function expectCreditsRefused(run: () => Promise<unknown>, label: string): Promise<void> {
+  const err = await run().then(() => null, (e: unknown) => e);
+  expect(err, label).to.be.instanceOf(InvalidRequestError);
+  expect((err as InvalidRequestError).param, label).to.equal('credits');
+}

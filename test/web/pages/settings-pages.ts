@@ -123,6 +123,42 @@ export class BillingPage {
     await this.page.getByRole('table', { name: 'Latest credit movements' }).waitFor();
     return this.page.getByRole('table', { name: 'Latest credit movements' }).locator('tbody tr td:nth-child(2)').allTextContents();
   }
+
+  /** The ledger's rows as [kind, credits, source]. */
+  async ledgerRows(): Promise<string[][]> {
+    const table = this.page.getByRole('table', { name: 'Latest credit movements' });
+    await table.waitFor();
+    return Promise.all((await table.locator('tbody tr').all()).map(async (row) => (await row.locator('td').allTextContents()).slice(1, 4)));
+  }
+
+  /** The section where credits are bought (absent without a payment processor). */
+  buySection() {
+    return this.page.getByRole('region', { name: 'Buy credits' });
+  }
+
+  /** Asks for `credits` and sends the browser to the checkout (resolves once the click went through). */
+  async buy(credits: number): Promise<void> {
+    const section = this.buySection();
+    await section.getByLabel('Credits').fill(String(credits));
+    await section.getByRole('button', { name: 'Buy credits' }).click();
+  }
+
+  /** Who adds credits, when they cannot be bought here (null: the note is absent). */
+  async addedByNote(): Promise<string | null> {
+    const note = this.page.getByTestId('credits-added-by');
+    return (await note.count()) ? note.textContent() : null;
+  }
+
+  /** The payments table's rows as [date, amount paid, credits, status, receipt link or '—']. */
+  async payments(): Promise<string[][]> {
+    const table = this.page.getByRole('table', { name: 'Payments' });
+    await table.waitFor();
+    return Promise.all((await table.locator('tbody tr').all()).map(async (row) => {
+      const cells = await row.locator('td').allTextContents();
+      const link = row.getByRole('link', { name: 'Receipt' });
+      return [...cells.slice(0, 4), (await link.count()) ? (await link.getAttribute('href')) ?? '' : '—'];
+    }));
+  }
 }
 
 export class BudgetAlertsPage {
