@@ -38,7 +38,12 @@ export interface GatewayWorkerOptions {
   /** Streams held by an API in this process (empty in a worker-only process). */
   streams: StreamRegistry;
   tracing?: Tracing | null;
+  /** How long a stopping worker lets its running activities finish before it cancels them (GATEWAY_SHUTDOWN_GRACE_SECONDS). */
+  shutdownGraceMs?: number;
 }
+
+/** The shutdownGraceTime of a worker built without one (GATEWAY_SHUTDOWN_GRACE_SECONDS' default). */
+const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 
 export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<Worker> {
   const traced = tracingOptions(opts.tracing);
@@ -66,7 +71,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     nonStickyToStickyPollRatio: 1,
     // A stream's running usage reaches the server within a second (the SDK's default waits most of the heartbeat timeout).
     maxHeartbeatThrottleInterval: '1 second',
-    shutdownGraceTime: '10 seconds',
+    shutdownGraceTime: opts.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
     // Calls into the workflow sandbox run without a watchdog thread each where worker/sandbox-preload.ts is
     // preloaded. The SDK takes this option though its type does not list it; were it ignored, its own 5 s applies.
     ...{ isolateExecutionTimeout: SANDBOX_CALL_TIMEOUT_MS },
@@ -77,7 +82,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
  * The per-API-process stream worker: activities only, on a task queue no other process polls, so stream
  * activities land where the client's connection is.
  */
-export async function createStreamWorker(opts: { connection: NativeConnection; namespace: string; dataConverter: DataConverter; taskQueue: string; deps: ActivityDeps & { streams: StreamRegistry }; tracing?: Tracing | null }): Promise<Worker> {
+export async function createStreamWorker(opts: { connection: NativeConnection; namespace: string; dataConverter: DataConverter; taskQueue: string; deps: ActivityDeps & { streams: StreamRegistry }; tracing?: Tracing | null; shutdownGraceMs?: number }): Promise<Worker> {
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
@@ -87,6 +92,6 @@ export async function createStreamWorker(opts: { connection: NativeConnection; n
     interceptors: tracingOptions(opts.tracing).interceptors,
     maxConcurrentActivityTaskExecutions: 1000,
     maxHeartbeatThrottleInterval: '1 second',
-    shutdownGraceTime: '30 seconds',
+    shutdownGraceTime: opts.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
   });
 }
