@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import http from 'node:http';
+import { ConfigError, loadConfig } from '../../config/env';
 import { FaultStack, type FaultTenant } from '../faults/support/fault-stack';
 import { BALANCED, reconcile } from '../faults/support/reconcile';
 import { waitFor } from '../support/notification-sinks';
@@ -76,6 +77,23 @@ async function books(stack: FaultStack, requestId: string): Promise<{ usage: any
     reservations: await stack.db('reservations').where({ request_id: requestId }),
   };
 }
+
+describe('shutdown settings', () => {
+  it('GATEWAY_SHUTDOWN_GRACE_SECONDS: 30 s by default, seconds with up to 3 decimals, anything else refused at boot', () => {
+    expect(loadConfig({}).shutdownGraceMs).to.equal(30_000);
+    expect(loadConfig({ GATEWAY_SHUTDOWN_GRACE_SECONDS: '2.5' }).shutdownGraceMs).to.equal(2_500);
+    expect(loadConfig({ GATEWAY_SHUTDOWN_GRACE_SECONDS: '0' }).shutdownGraceMs).to.equal(0);
+    for (const bad of ['-1', 'ten', '1e3', '30s', '1.2345']) {
+      expect(() => loadConfig({ GATEWAY_SHUTDOWN_GRACE_SECONDS: bad }), bad).to.throw(ConfigError, /GATEWAY_SHUTDOWN_GRACE_SECONDS/);
+    }
+  });
+
+  it('WORKER_HEALTH_PORT: a port number (absent: 9464, or a free port when taken)', () => {
+    expect(loadConfig({}).workerHealthPort).to.equal(undefined);
+    expect(loadConfig({ WORKER_HEALTH_PORT: '9500' }).workerHealthPort).to.equal(9500);
+    expect(() => loadConfig({ WORKER_HEALTH_PORT: 'http' })).to.throw(ConfigError, /WORKER_HEALTH_PORT/);
+  });
+});
 
 describe('graceful shutdown and probes (separate processes)', function () {
   this.timeout(300_000);
@@ -187,10 +205,21 @@ describe('graceful shutdown and probes (separate processes)', function () {
     const t = await tenant();
     const stream = openStream(t, stack.apiWorkerUrl, 'a stream cut by the shutdown');
     await stream.firstEvent;
+    const slow = t.fetchAt(stack.apiWorkerUrl, '/v1/chat/completions', { method: 'POST', headers: slowChat(8000), body: chatBody('an answer past the grace period') })
+      .then(async (res) => ({ status: res.status, headers: res.headers, body: (await res.json()) as any }));
+    await sleep(500); // the slow request is in flight
     const signalledAt = Date.now();
     const exited = stack.signal('api-worker', 'SIGTERM');
     const streamed = await stream.done;
     expect(Date.now() - signalledAt).to.be.below(8_000);
+
+    // The request still waiting for its answer: 504 outcome_unknown, pointing at its outcome; its run goes on elsewhere.
+    const cut = await slow;
+    expect(cut.status).to.equal(504);
+    expect(cut.body.error).to.include({ code: 'outcome_unknown', type: 'server_error' });
+    const cutId = cut.headers.get('x-request-id')!;
+    expect(cut.body.error.message).to.include(`GET /v1/requests/${cutId}`);
+    expect(cut.headers.get('connection')).to.equal('close');
     expect(streamed.status).to.equal(200);
     // As a stream the upstream broke off ends: the error event, then the end of the stream; no finish chunk.
     expect(streamed.events.at(-1)).to.equal('[DONE]');
@@ -212,6 +241,16 @@ describe('graceful shutdown and probes (separate processes)', function () {
     const outcome = await getJson(`${stack.apiUrl}/v1/requests/${streamed.requestId}`, { authorization: `Bearer ${t.key}` });
     expect(outcome.body).to.include({ status: 'cancelled' });
     expect(outcome.body.credits_used).to.be.greaterThan(0);
+
+    // The cut request's run, continued by the worker process, ends and is charged once, as its outcome says.
+    const finished = await waitFor('the cut request\'s outcome', async () => {
+      const answer = await getJson(`${stack.apiUrl}/v1/requests/${cutId}`, { authorization: `Bearer ${t.key}` });
+      return answer.status === 200 && answer.body.status !== 'running' ? answer.body : null;
+    }, 120_000);
+    expect(finished.status).to.equal('succeeded');
+    const cutBooks = await books(stack, cutId);
+    expect(cutBooks.reservations.filter((r) => r.status === 'settled')).to.have.length(1);
+    expect(Number(cutBooks.usage.credits_micro)).to.equal(Math.round(finished.credits_used * 1e6));
   });
 
   it('a worker on SIGTERM: unready at once, lets its running hop finish (charged once), then exits 0', async () => {
