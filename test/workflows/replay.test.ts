@@ -18,6 +18,7 @@ import { resultSinks } from '../../worker/result-sinks';
 import { ResultBroker } from '../../activities/result-broker';
 import type { ReplayWorkerOptions } from '@temporalio/worker';
 import * as workflows from '../../workflows';
+import { installQuietRuntime } from '../support/workflow-harness';
 
 const HISTORIES_DIR = path.join(repoRoot, 'test', 'workflows', 'histories');
 const KEY_FILE = path.join(HISTORIES_DIR, 'recording-codec-key');
@@ -50,6 +51,7 @@ function recordedHistories(): Recorded[] {
 describe('replaying recorded workflow histories (rolling upgrades)', function () {
   this.timeout(180_000);
   const recorded = recordedHistories();
+  before(() => installQuietRuntime());
 
   it('has a recorded history of every workflow type the worker runs, in the latest release', () => {
     const latest = recorded.map((r) => r.release).sort(byRelease).at(-1);
