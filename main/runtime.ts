@@ -77,7 +77,7 @@ export interface Runtime {
    * (Worker.shutdown, their running activities given the same grace); then Temporal, Redis and the pools close.
    */
   shutdown(graceMs?: number): Promise<void>;
-  /** The same with a 10 s grace (tests, tools). */
+  /** The same with 10 s for the API's requests (tests, tools); the workers keep their configured grace. */
   stop(): Promise<void>;
 }
 
