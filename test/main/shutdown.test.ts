@@ -170,7 +170,7 @@ describe('graceful shutdown and probes (separate processes)', function () {
       const answer = await getJson(`${api}/readyz`);
       return answer.status === 503 ? answer : null;
     }, 5_000);
-    expect(Date.now() - signalledAt).to.be.below(2_000);
+    expect(Date.now() - signalledAt).to.be.below(3_000);
     expect(ready.body).to.deep.equal({ status: 'draining' });
     expect((await getJson(`${api}/livez`)).status).to.equal(200);
     const refused = await t.fetchAt(api, '/v1/chat/completions', { method: 'POST', headers: json, body: chatBody('too late') });
@@ -201,7 +201,7 @@ describe('graceful shutdown and probes (separate processes)', function () {
   });
 
   it('past a short grace period: the stream is cut with an error event and billed for what was generated; the process exits 0', async () => {
-    await stack.startApiWorker({ GATEWAY_SHUTDOWN_GRACE_SECONDS: '1', SIMULATED_STREAM_DELAY_MS: '1500' });
+    await stack.startApiWorker({ GATEWAY_SHUTDOWN_GRACE_SECONDS: '1', SIMULATED_STREAM_DELAY_MS: '2000' });
     const t = await tenant();
     const stream = openStream(t, stack.apiWorkerUrl, 'a stream cut by the shutdown');
     await stream.firstEvent;
@@ -211,7 +211,8 @@ describe('graceful shutdown and probes (separate processes)', function () {
     const signalledAt = Date.now();
     const exited = stack.signal('api-worker', 'SIGTERM');
     const streamed = await stream.done;
-    expect(Date.now() - signalledAt).to.be.below(8_000);
+    // Cut about a second after the signal, long before its last part (6 parts, 2 s apart).
+    expect(Date.now() - signalledAt).to.be.below(9_000);
 
     // The request still waiting for its answer: 504 outcome_unknown, pointing at its outcome; its run goes on elsewhere.
     const cut = await slow;
