@@ -32,6 +32,14 @@ export interface ReadinessChecks {
   temporal(): Promise<void>;
 }
 
+/** The checks against this process's own database handle and Temporal client. */
+export function readinessChecks(deps: { db: { raw(sql: string): PromiseLike<unknown> }; temporal: { workflowService: { getSystemInfo(request: object): PromiseLike<unknown> } } }): ReadinessChecks {
+  return {
+    postgres: async () => { await deps.db.raw('select 1'); },
+    temporal: async () => { await deps.temporal.workflowService.getSystemInfo({}); },
+  };
+}
+
 export interface ProbeAnswer {
   status: 200 | 503;
   body: Record<string, unknown>;

@@ -29,7 +29,7 @@ import { ObjectStorage, type StorageConfig } from '../infra/storage';
 import { connectTemporal, type TemporalHandles } from '../infra/temporal';
 import { AesGcmPayloadCodec, gatewayDataConverter, resolveCodecKeys, resolveOperatorToken } from '../infra/payload-codec';
 import { GatewayMetrics, serveWorkerEndpoints } from '../infra/metrics';
-import { Draining, readiness } from '../infra/probes';
+import { Draining, readiness, readinessChecks } from '../infra/probes';
 import { ServiceUnavailableError } from '../core/errors';
 import { startTracing } from '../infra/tracing';
 import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID } from '../worker/grant-schedule';
@@ -180,10 +180,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // A worker alone has no API to answer probes and /metrics: its health port does.
   const healthServer = !opts.api ? await serveHealth(opts.config, {
     metrics, operatorToken, log,
-    readiness: () => readiness({
-      postgres: async () => { await db.raw('select 1'); },
-      temporal: async () => { await temporal.client.workflowService.getSystemInfo({}); },
-    }, draining),
+    readiness: () => readiness(readinessChecks({ db, temporal: temporal.client }), draining),
   }) : null;
   if (healthServer) log.info({ url: healthServer.url }, 'worker health and metrics');
 

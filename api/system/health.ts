@@ -8,12 +8,12 @@
  */
 import Router from '@koa/router';
 import type { AppDeps, GatewayState } from '../http/context';
-import { Draining, liveness, probe, readiness, type ReadinessChecks } from '../../infra/probes';
+import { Draining, liveness, probe, readiness, readinessChecks } from '../../infra/probes';
 
 export function healthRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.get('/healthz', async (ctx) => {
-    const checks = readinessChecks(deps);
+    const checks = readinessChecks({ db: deps.db, temporal: deps.temporal.client });
     const [postgres, temporal, s3] = await Promise.all([probe(checks.postgres), probe(checks.temporal), probe(() => deps.storage.ping())]);
     const serving = postgres.ok && temporal.ok;
     ctx.status = serving ? 200 : 503;
@@ -32,16 +32,9 @@ export function probesRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = answer.body;
   });
   router.get('/readyz', async (ctx) => {
-    const answer = await readiness(readinessChecks(deps), draining);
+    const answer = await readiness(readinessChecks({ db: deps.db, temporal: deps.temporal.client }), draining);
     ctx.status = answer.status;
     ctx.body = answer.body;
   });
   return router;
-}
-
-function readinessChecks(deps: AppDeps): ReadinessChecks {
-  return {
-    postgres: async () => { await deps.db.raw('select 1'); },
-    temporal: async () => { await deps.temporal.client.workflowService.getSystemInfo({}); },
-  };
 }
