@@ -191,6 +191,8 @@ describe('graceful shutdown and probes (separate processes)', function () {
 
     expect(await exited).to.equal(0);
     expect(Date.now() - signalledAt).to.be.below(30_000);
+    // Gone: new connections are refused.
+    expect(await fetch(`${api}/livez`).then(() => 'answered', () => 'refused')).to.equal('refused');
     // Both charged once, as their usage records say.
     for (const id of [streamed.requestId!, answered.requestId!]) {
       const { usage, reservations } = await books(stack, id);
