@@ -45,6 +45,14 @@ export interface GatewayWorkerOptions {
 /** The shutdownGraceTime of a worker built without one (GATEWAY_SHUTDOWN_GRACE_SECONDS' default). */
 const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 
+/**
+ * A stopping worker's grace for its running activities, and the bound after which it gives up waiting for those
+ * that ignore their cancellation (its `run()` then rejects, and the process goes on stopping).
+ */
+function shutdownTimes(graceMs = DEFAULT_SHUTDOWN_GRACE_MS): Pick<WorkerOptions, 'shutdownGraceTime' | 'shutdownForceTime'> {
+  return { shutdownGraceTime: graceMs, shutdownForceTime: graceMs + 10_000 };
+}
+
 export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<Worker> {
   const traced = tracingOptions(opts.tracing);
   return Worker.create({
@@ -71,7 +79,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     nonStickyToStickyPollRatio: 1,
     // A stream's running usage reaches the server within a second (the SDK's default waits most of the heartbeat timeout).
     maxHeartbeatThrottleInterval: '1 second',
-    shutdownGraceTime: opts.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
+    ...shutdownTimes(opts.shutdownGraceMs),
     // Calls into the workflow sandbox run without a watchdog thread each where worker/sandbox-preload.ts is
     // preloaded. The SDK takes this option though its type does not list it; were it ignored, its own 5 s applies.
     ...{ isolateExecutionTimeout: SANDBOX_CALL_TIMEOUT_MS },
@@ -92,6 +100,6 @@ export async function createStreamWorker(opts: { connection: NativeConnection; n
     interceptors: tracingOptions(opts.tracing).interceptors,
     maxConcurrentActivityTaskExecutions: 1000,
     maxHeartbeatThrottleInterval: '1 second',
-    shutdownGraceTime: opts.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
+    ...shutdownTimes(opts.shutdownGraceMs),
   });
 }
