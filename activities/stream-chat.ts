@@ -51,7 +51,7 @@ export interface StreamChatInput {
 }
 
 /** `not_here`: this process does not hold the request's connection (the workflow then asks the one that does). */
-export type StreamEnding = 'completed' | 'client_disconnected' | 'upstream_error' | 'not_here';
+export type StreamEnding = 'completed' | 'client_disconnected' | 'upstream_error' | 'server_shutdown' | 'not_here';
 
 export interface StreamChatOutcome {
   ending: StreamEnding;
@@ -243,9 +243,15 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
     }
   }
   if (sink.clientGone) {
-    ending = 'client_disconnected';
+    // The server cut it short (a shutdown past its grace period): like a client gone, plus an error event at the end.
+    const cut = sink.cutError;
+    ending = cut ? 'server_shutdown' : 'client_disconnected';
     abort.abort();
     await iterator.return?.().catch(() => undefined);
+    if (cut) {
+      error = cut.message;
+      writer.fail(cut);
+    }
   }
 
   // The provider's count when it gave one; otherwise (and for cut-off streams) an estimate of what was generated.

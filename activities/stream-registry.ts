@@ -4,10 +4,12 @@
  * activity on this process's own task queue, and the activity writes the bytes straight to the socket.
  */
 import type { ServerResponse } from 'node:http';
+import type { GatewayError } from '../core/errors';
 
 export class StreamSink {
   private started = false;
   private closedByClient = false;
+  private cutBy: GatewayError | null = null;
   private readonly startWaiters: Array<() => void> = [];
   private readonly closeListeners: Array<() => void> = [];
   private serving: Promise<unknown> | null = null;
@@ -35,9 +37,24 @@ export class StreamSink {
     return this.serving as Promise<T>;
   }
 
-  /** True once the client went away before the stream finished. */
+  /** True once the client went away before the stream finished, or the server cut the stream (`cut`). */
   get clientGone(): boolean {
-    return this.closedByClient;
+    return this.closedByClient || this.cutBy !== null;
+  }
+
+  /** Why the server cut this stream short (a shutdown past its grace period), else null. */
+  get cutError(): GatewayError | null {
+    return this.cutBy;
+  }
+
+  /**
+   * Ends the stream from the server's side (a shutdown past its grace period): its writer stops as if the client
+   * had left, bills what was generated, and writes `error` as the stream's last event.
+   */
+  cut(error: GatewayError): void {
+    if (this.cutBy || this.closedByClient || this.res.writableEnded) return;
+    this.cutBy = error;
+    for (const listener of this.closeListeners.splice(0)) listener();
   }
 
   get hasStarted(): boolean {
@@ -45,7 +62,7 @@ export class StreamSink {
   }
 
   onClientGone(listener: () => void): void {
-    if (this.closedByClient) listener();
+    if (this.clientGone) listener();
     else this.closeListeners.push(listener);
   }
 
@@ -56,7 +73,7 @@ export class StreamSink {
 
   /** Commits a 200 event-stream with the given headers; later errors can only be stream events. */
   start(headers: Record<string, string>): void {
-    if (this.started) return;
+    if (this.started || this.res.headersSent || this.res.writableEnded) return;
     this.started = true;
     this.onStart();
     for (const [name, value] of Object.entries(headers)) this.res.setHeader(name, value);
@@ -75,14 +92,14 @@ export class StreamSink {
 
   /** Writes one SSE event (`data: <json>`, after `event: <name>` when named). Returns false when the client is gone. */
   send(data: unknown, event?: string): boolean {
-    if (this.closedByClient || this.res.writableEnded) return false;
+    if (this.closedByClient || this.res.writableEnded || !this.res.headersSent) return false;
     this.res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
     return true;
   }
 
   /** Writes an SSE comment line (clients ignore it; it keeps proxies from closing an idle stream). */
   comment(text: string): boolean {
-    if (this.closedByClient || this.res.writableEnded) return false;
+    if (this.closedByClient || this.res.writableEnded || !this.res.headersSent) return false;
     this.res.write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
     return true;
   }
@@ -110,6 +127,12 @@ export class StreamRegistry {
   }
 
   get size(): number {
+    return this.sinks.size;
+  }
+
+  /** Cuts every stream this process holds (a shutdown past its grace period). */
+  cutAll(error: GatewayError): number {
+    for (const sink of this.sinks.values()) sink.cut(error);
     return this.sinks.size;
   }
 }

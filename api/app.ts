@@ -1,6 +1,6 @@
 /**
  * Builds the Koa app without listening (api/server.ts owns the socket). Middleware order is the request's
- * path: request id -> metrics -> tracing -> error mapping -> allowed hosts -> CORS (/v1) -> input checks (path and query) ->
+ * path: request id -> metrics -> tracing -> error mapping -> probes (/livez, /readyz) -> shutdown refusal -> allowed hosts -> CORS (/v1) -> input checks (path and query) ->
  * (model endpoints: admission control) -> auth with the per-IP safety net -> permission guard
  * (domain/permissions.ts) -> (model endpoints: key quotas) -> routes. The web app's files and its /api
  * session endpoints sit beside /v1.
@@ -19,7 +19,8 @@ import { organizationRouter } from './organization/routes';
 import { webAppMiddleware } from './http/static';
 import { rejectControlCharacters } from './http/input-checks';
 import { requirePermission } from './http/permissions';
-import { healthRouter } from './system/health';
+import { healthRouter, probesRouter } from './system/health';
+import { drainMiddleware } from './http/drain';
 import { modelsRouter } from './models/routes';
 import { pingRouter } from './system/ping';
 import { fallbackChainsRouter } from './fallback-chains/routes';
@@ -52,6 +53,9 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
   app.use(metricsMiddleware(deps.metrics));
   app.use(tracingMiddleware(deps.tracing));
   app.use(errorMiddleware(deps.log));
+  // Orchestrators probe by address (no allowed Host), draining or not; then a draining process refuses the rest.
+  app.use(probesRouter(deps).routes());
+  app.use(drainMiddleware(deps.draining));
   app.use(allowedHostsMiddleware(deps.config.allowedHosts));
   app.use(corsMiddleware({ origins: deps.config.corsAllowedOrigins, prefix: '/v1' }));
   app.use(metricsRouter(deps).routes());

@@ -111,6 +111,16 @@ export interface GatewayConfig {
   temporalMetricsAddress?: string;
   /** A worker-only process serves /metrics on this port (absent: none). */
   workerMetricsPort?: number;
+  /**
+   * A process without the API answers /livez and /readyz (and /metrics when WORKER_METRICS_PORT is not set) on
+   * this port (WORKER_HEALTH_PORT; 0: any free port). Absent: 9464, or a free port when that one is taken.
+   */
+  workerHealthPort?: number;
+  /**
+   * How long a stopping process lets its in-flight requests, streams and activities finish (SIGTERM, SIGINT)
+   * before it ends what remains (GATEWAY_SHUTDOWN_GRACE_SECONDS, default 30).
+   */
+  shutdownGraceMs: number;
   /** OTLP/HTTP collector base URL; set: OpenTelemetry tracing on (API -> workflow -> activity -> upstream). */
   otlpEndpoint?: string;
   otelServiceName: string;
@@ -201,6 +211,8 @@ const schema = {
     METRICS_ENABLED: { enum: ['true', 'false', '1', '0'] },
     TEMPORAL_METRICS_ADDRESS: { type: 'string', pattern: '^[^\\s:]+:[0-9]{1,5}$' },
     WORKER_METRICS_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
+    WORKER_HEALTH_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
+    GATEWAY_SHUTDOWN_GRACE_SECONDS: { type: 'string', pattern: '^[0-9]{1,4}(\\.[0-9]{1,3})?$' },
     OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string', pattern: '^https?://' },
     OTEL_SERVICE_NAME: { type: 'string', minLength: 1 },
     STRIPE_SECRET_KEY: { type: 'string', pattern: '^(sk|rk)_(test|live)_[A-Za-z0-9_]+$' },
@@ -303,6 +315,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     metricsEnabled: bool(present.METRICS_ENABLED, true),
     temporalMetricsAddress: present.TEMPORAL_METRICS_ADDRESS,
     workerMetricsPort: present.WORKER_METRICS_PORT ? Number(present.WORKER_METRICS_PORT) : undefined,
+    workerHealthPort: present.WORKER_HEALTH_PORT ? Number(present.WORKER_HEALTH_PORT) : undefined,
+    shutdownGraceMs: Math.round(Number(present.GATEWAY_SHUTDOWN_GRACE_SECONDS ?? 30) * 1000),
     otlpEndpoint: present.OTEL_EXPORTER_OTLP_ENDPOINT,
     otelServiceName: present.OTEL_SERVICE_NAME ?? 'model-gateway',
     payments: paymentsConfig(present),

@@ -8,6 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UpstreamError } from '../core/errors';
+import { liveness, type ProbeAnswer } from './probes';
 
 export interface RequestObservation {
   /** The matched route (`/v1/chat/completions`), never the raw path (unbounded label values). */
@@ -115,12 +116,21 @@ export function operatorAuthorized(authorization: string | undefined, token: str
 }
 
 /**
- * `GET /metrics` on its own port, for a process without the API (a worker alone): same text, same
- * operator token rule. Resolves once listening; `close()` stops it.
+ * The HTTP endpoints of a process without the API: `/livez` and `/readyz` (infra/probes.ts) and, with metrics on,
+ * `/metrics` (the operator token required, as on the API).
  */
-export async function serveMetrics(metrics: GatewayMetrics, opts: { host: string; port: number; operatorToken?: string | null }): Promise<{ url: string; close(): Promise<void> }> {
+export async function serveWorkerEndpoints(opts: {
+  metrics: GatewayMetrics | null; readiness: () => Promise<ProbeAnswer>; host: string; port: number; operatorToken?: string | null;
+}): Promise<{ url: string; close(): Promise<void> }> {
+  const json = (res: http.ServerResponse, answer: ProbeAnswer) => res.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(answer.body));
   const server = http.createServer((req, res) => {
-    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+    const path = req.url?.split('?')[0];
+    if (req.method === 'GET' && path === '/livez') return void json(res, liveness());
+    if (req.method === 'GET' && path === '/readyz') {
+      return void opts.readiness().then((answer) => json(res, answer), () => res.writeHead(503).end());
+    }
+    const { metrics } = opts;
+    if (req.method !== 'GET' || path !== '/metrics' || !metrics) {
       res.writeHead(404).end();
       return;
     }
@@ -135,11 +145,11 @@ export async function serveMetrics(metrics: GatewayMetrics, opts: { host: string
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host, resolve);
+    server.listen(opts.port, opts.host, () => { server.off('error', reject); resolve(); });
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${opts.host}:${port}/metrics`,
+    url: `http://${opts.host}:${port}`,
     close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
   };
 }

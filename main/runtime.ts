@@ -29,7 +29,9 @@ import { log as defaultLog, type Logger } from '../core/log';
 import { ObjectStorage, type StorageConfig } from '../infra/storage';
 import { connectTemporal, type TemporalHandles } from '../infra/temporal';
 import { AesGcmPayloadCodec, gatewayDataConverter, resolveCodecKeys, resolveOperatorToken } from '../infra/payload-codec';
-import { GatewayMetrics, serveMetrics } from '../infra/metrics';
+import { GatewayMetrics, serveWorkerEndpoints } from '../infra/metrics';
+import { Draining, readiness, readinessChecks } from '../infra/probes';
+import { ServiceUnavailableError } from '../core/errors';
 import { startTracing } from '../infra/tracing';
 import { ensureMonthlyGrantSchedule, MONTHLY_GRANT_SCHEDULE_ID } from '../worker/grant-schedule';
 import { ensureHoldSweeperSchedule } from '../worker/schedules';
@@ -64,8 +66,19 @@ export interface Runtime {
   operatorToken: string | null;
   /** The address links in e-mails use: PUBLIC_URL, else the API's listen address (null without an API). */
   publicUrl: string | null;
-  /** Where a process without the API serves its metrics (WORKER_METRICS_PORT), else null. */
+  /** Where a process without the API serves its metrics (on its health port), else null. */
   workerMetricsUrl: string | null;
+  /** Where a process without the API answers /livez and /readyz (WORKER_HEALTH_PORT), else null. */
+  workerHealthUrl: string | null;
+  /** Set at the start of a shutdown: /readyz answers 503, the API refuses new requests. */
+  draining: Draining;
+  /**
+   * The graceful stop (SIGTERM, SIGINT): not ready at once; the API refuses new requests and lets those in flight
+   * end within the grace period (GATEWAY_SHUTDOWN_GRACE_SECONDS), then cuts the rest; then the workers drain
+   * (Worker.shutdown, their running activities given the same grace); then Temporal, Redis and the pools close.
+   */
+  shutdown(graceMs?: number): Promise<void>;
+  /** The same with 10 s for the API's requests (tests, tools); the workers keep their configured grace. */
   stop(): Promise<void>;
 }
 
@@ -99,6 +112,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // Streams this process holds. The main worker gets the stream activities too, bound to this registry:
   // eagerly dispatched, a stream activity then runs right here without a trip through the server.
   const streamRegistry = new StreamRegistry();
+  const draining = new Draining();
+  const shutdownGraceMs = opts.config.shutdownGraceMs;
   let worker: Worker | null = null;
   const running: Array<{ worker: Worker; run: Promise<void> }> = [];
   if (opts.worker) {
@@ -112,12 +127,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       deps,
       streams: streamRegistry,
       tracing,
+      shutdownGraceMs,
     });
     running.push({ worker, run: worker.run().catch((err) => { log.error({ err }, 'worker stopped with an error'); }) });
     // Scheduled work has a task queue of its own, which every worker process polls.
     if (opts.config.temporalTaskQueue !== SCHEDULED_TASK_QUEUE) {
       const scheduled = await createGatewayWorker({
-        connection: temporal.connection, namespace: temporal.namespace, dataConverter: temporal.dataConverter, taskQueue: SCHEDULED_TASK_QUEUE, deps, streams: streamRegistry,
+        connection: temporal.connection, namespace: temporal.namespace, dataConverter: temporal.dataConverter, taskQueue: SCHEDULED_TASK_QUEUE, deps, streams: streamRegistry, shutdownGraceMs,
       });
       running.push({ worker: scheduled, run: scheduled.run().catch((err) => { log.error({ err }, 'scheduled-work worker stopped with an error'); }) });
     }
@@ -146,6 +162,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       connection: temporal.connection, namespace: temporal.namespace, dataConverter: temporal.dataConverter, taskQueue: streaming.taskQueue,
       deps: { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, streams: streaming.registry, observer: metrics?.activityObserver, firstHops },
       tracing,
+      shutdownGraceMs,
     });
     // Stopped first: streams end before the workers whose workflows wait for them.
     running.unshift({ worker: streamWorker, run: streamWorker.run().catch((err) => { log.error({ err }, 'stream worker stopped with an error'); }) });
@@ -161,37 +178,77 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       operators: { codec, token: operatorToken },
       payments: stripe ? { stripe } : null,
       publicUrl: () => opts.config.publicUrl ?? listenUrl(http),
-      metrics, tracing,
+      metrics, tracing, draining,
     });
     http = await startHttpServer(app, { host: opts.config.host, port: opts.port ?? opts.config.port });
   }
-  // A worker alone has no API to answer /metrics: its own port, when asked for.
-  const metricsServer = !opts.api && metrics && opts.config.workerMetricsPort !== undefined
-    ? await serveMetrics(metrics, { host: opts.config.host, port: opts.config.workerMetricsPort, operatorToken })
-    : null;
-  if (metricsServer) log.info({ url: metricsServer.url }, 'worker metrics');
+  // A worker alone has no API to answer probes and /metrics: its health port does.
+  const healthServer = !opts.api ? await serveHealth(opts.config, {
+    metrics, operatorToken, log,
+    readiness: () => readiness(readinessChecks({ db, temporal: temporal.client }), draining),
+  }) : null;
+  if (healthServer) log.info({ url: healthServer.url }, 'worker health and metrics');
 
   let stopping: Promise<void> | null = null;
-  return {
-    db, temporal, storage, catalog, providers, http, worker, metrics, operatorToken, workerMetricsUrl: metricsServer?.url ?? null,
-    publicUrl: opts.config.publicUrl ?? (http ? listenUrl(http) : null),
-    stop() {
-      stopping ??= (async () => {
-        await http?.close();
-        await metricsServer?.close();
-        for (const { worker: w, run } of running) {
-          if (w.getState() === 'RUNNING') w.shutdown();
-          await run;
-        }
-        await temporal.connection.close().catch(() => undefined);
-        await tracing?.stop();
-        await closeCounters();
-        unobserveCharges?.();
-        await db.destroy();
-      })();
-      return stopping;
-    },
+  const shutdown = (graceMs: number) => {
+    stopping ??= (async () => {
+      draining.begin();
+      if (http) {
+        log.info({ graceMs, inFlight: http.inFlight }, 'shutting down: new requests are refused, those in flight may finish');
+        await http.drain({
+          graceMs,
+          cutStreams: () => {
+            const cut = streamRegistry.cutAll(new ServiceUnavailableError(
+              'The server shut down before this stream finished: it was cut short here, and only what was generated is charged.',
+              { code: 'server_shutting_down', retryAfterSeconds: 1 },
+            ));
+            if (cut > 0) log.warn({ streams: cut }, 'grace period over: streams still running are cut');
+          },
+        });
+      }
+      // The API first: its streams and requests end before the workers whose workflows wait for them.
+      for (const { worker: w, run } of running) {
+        if (w.getState() === 'RUNNING') w.shutdown();
+        await run;
+      }
+      await temporal.connection.close().catch(() => undefined);
+      await tracing?.stop();
+      await closeCounters();
+      unobserveCharges?.();
+      await db.destroy();
+      await healthServer?.close();
+      log.info('stopped');
+    })();
+    return stopping;
   };
+  return {
+    db, temporal, storage, catalog, providers, http, worker, metrics, operatorToken, draining,
+    workerMetricsUrl: healthServer && metrics ? `${healthServer.url}/metrics` : null,
+    workerHealthUrl: healthServer?.url ?? null,
+    publicUrl: opts.config.publicUrl ?? (http ? listenUrl(http) : null),
+    shutdown: (graceMs = shutdownGraceMs) => shutdown(graceMs),
+    stop: () => shutdown(10_000),
+  };
+}
+
+/** The port a worker alone answers probes on when WORKER_HEALTH_PORT is not set (Prometheus' usual exporter port). */
+const DEFAULT_WORKER_HEALTH_PORT = 9464;
+
+/**
+ * A worker alone's /livez, /readyz and /metrics: on WORKER_METRICS_PORT when set (where its metrics were), else
+ * WORKER_HEALTH_PORT, else 9464 (a free port, said in the log, when another process on the machine has it).
+ */
+async function serveHealth(config: GatewayConfig, opts: Omit<Parameters<typeof serveWorkerEndpoints>[0], 'host' | 'port'> & { log: Logger }): ReturnType<typeof serveWorkerEndpoints> {
+  const chosen = config.workerMetricsPort ?? config.workerHealthPort;
+  const serve = (port: number) => serveWorkerEndpoints({ ...opts, host: config.host, port });
+  if (chosen !== undefined) return serve(chosen);
+  try {
+    return await serve(DEFAULT_WORKER_HEALTH_PORT);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    opts.log.warn({ port: DEFAULT_WORKER_HEALTH_PORT }, 'the default health port is taken: probes and metrics on a free port (set WORKER_HEALTH_PORT)');
+    return serve(0);
+  }
 }
 
 /** The API's own address as people on this machine reach it (a wildcard listen address as loopback). */

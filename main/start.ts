@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`\n[gateway] ${signal}: stopping ...`);
-    await runtime?.stop().catch((err) => console.error(err));
+    await runtime?.shutdown().catch((err) => console.error(err));
     await stack?.stop().catch((err) => console.error(err));
     await stopAllProcesses();
     console.log('[gateway] stopped');

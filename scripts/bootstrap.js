@@ -18,6 +18,7 @@ const commands = {
   'api-worker': 'dist/main/api-worker.js',
   cli: 'dist/cli/gateway.js',
   bench: 'dist/bench/run.js',
+  'record-histories': 'dist/scripts/record-histories.js',
 };
 
 /**
@@ -127,7 +128,7 @@ function main() {
   if (process.env.GATEWAY_SKIP_BUILD !== '1') {
     build();
     if (name === 'start' || name === 'test' || name === 'api' || name === 'api-worker') buildWeb();
-    if (name === 'start' || name === 'test' || name === 'worker' || name === 'api-worker' || name === 'bench') buildWorkflowBundles();
+    if (name === 'start' || name === 'test' || name === 'worker' || name === 'api-worker' || name === 'bench' || name === 'record-histories') buildWorkflowBundles();
   }
   if (GATEWAY_COMMANDS.has(name)) {
     runGateway(target, process.argv.slice(3));

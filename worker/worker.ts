@@ -38,6 +38,19 @@ export interface GatewayWorkerOptions {
   /** Streams held by an API in this process (empty in a worker-only process). */
   streams: StreamRegistry;
   tracing?: Tracing | null;
+  /** How long a stopping worker lets its running activities finish before it cancels them (GATEWAY_SHUTDOWN_GRACE_SECONDS). */
+  shutdownGraceMs?: number;
+}
+
+/** The shutdownGraceTime of a worker built without one (GATEWAY_SHUTDOWN_GRACE_SECONDS' default). */
+const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+
+/**
+ * A stopping worker's grace for its running activities, and the bound after which it gives up waiting for those
+ * that ignore their cancellation (its `run()` then rejects, and the process goes on stopping).
+ */
+function shutdownTimes(graceMs = DEFAULT_SHUTDOWN_GRACE_MS): Pick<WorkerOptions, 'shutdownGraceTime' | 'shutdownForceTime'> {
+  return { shutdownGraceTime: graceMs, shutdownForceTime: graceMs + 10_000 };
 }
 
 export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<Worker> {
@@ -66,7 +79,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     nonStickyToStickyPollRatio: 1,
     // A stream's running usage reaches the server within a second (the SDK's default waits most of the heartbeat timeout).
     maxHeartbeatThrottleInterval: '1 second',
-    shutdownGraceTime: '10 seconds',
+    ...shutdownTimes(opts.shutdownGraceMs),
     // Calls into the workflow sandbox run without a watchdog thread each where worker/sandbox-preload.ts is
     // preloaded. The SDK takes this option though its type does not list it; were it ignored, its own 5 s applies.
     ...{ isolateExecutionTimeout: SANDBOX_CALL_TIMEOUT_MS },
@@ -77,7 +90,7 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
  * The per-API-process stream worker: activities only, on a task queue no other process polls, so stream
  * activities land where the client's connection is.
  */
-export async function createStreamWorker(opts: { connection: NativeConnection; namespace: string; dataConverter: DataConverter; taskQueue: string; deps: ActivityDeps & { streams: StreamRegistry }; tracing?: Tracing | null }): Promise<Worker> {
+export async function createStreamWorker(opts: { connection: NativeConnection; namespace: string; dataConverter: DataConverter; taskQueue: string; deps: ActivityDeps & { streams: StreamRegistry }; tracing?: Tracing | null; shutdownGraceMs?: number }): Promise<Worker> {
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
@@ -87,6 +100,6 @@ export async function createStreamWorker(opts: { connection: NativeConnection; n
     interceptors: tracingOptions(opts.tracing).interceptors,
     maxConcurrentActivityTaskExecutions: 1000,
     maxHeartbeatThrottleInterval: '1 second',
-    shutdownGraceTime: '30 seconds',
+    ...shutdownTimes(opts.shutdownGraceMs),
   });
 }

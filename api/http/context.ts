@@ -15,6 +15,7 @@ import type { GatewayMetrics } from '../../infra/metrics';
 import type { Tracing } from '../../infra/tracing';
 import type { StripeClient } from '../../infra/stripe';
 import type { WindowCounters, WindowHit } from '../../domain/rate-limits';
+import type { Draining } from '../../infra/probes';
 
 /** What the API needs from the outside world; tests build it from the real stack. */
 export interface AppDeps {
@@ -49,6 +50,8 @@ export interface AppDeps {
   /** This process's metrics (null: METRICS_ENABLED=false) and tracing (null: off). */
   metrics?: GatewayMetrics | null;
   tracing?: Tracing | null;
+  /** Set once the process shuts down: /readyz answers 503 and new requests 503 `server_shutting_down` (api/http/drain.ts). */
+  draining?: Draining;
 }
 
 export interface GatewayState extends Koa.DefaultState {

@@ -1,6 +1,6 @@
 /**
  * The web app: vite's build output served from the same process. Files under /assets are content-hashed
- * and cached for a year; any other GET that is not the API (/v1, /api, /health) gets index.html, so the
+ * and cached for a year; any other GET that is not the API (/v1, /api, /health, the probes) gets index.html, so the
  * app's own routes (/settings/keys, /verify?token=...) load on a refresh or from an e-mail link.
  *
  * Every page carries a Content-Security-Policy without inline scripts or styles (vite emits the app, its CSS
@@ -84,7 +84,7 @@ function warmCompressed(root: string): void {
 }
 
 /** Paths the server answers itself (API, operators' endpoints), never the app's index. */
-const API_PATHS = /^\/(v1|api|health|healthz|codec|metrics)(\/|$)/;
+const API_PATHS = /^\/(v1|api|health|healthz|livez|readyz|codec|metrics)(\/|$)/;
 
 export function webAppMiddleware(webDir: string): Koa.Middleware {
   const root = path.resolve(webDir);

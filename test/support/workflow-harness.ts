@@ -142,7 +142,7 @@ export interface WorkflowHarness {
 }
 
 /** SDK notes about activity failures are the normal path here (retries, fallbacks): keep them out of the output. */
-function installQuietRuntime(): void {
+export function installQuietRuntime(): void {
   const quiet = (level: string, message: string) => {
     if (level === 'ERROR' || (level === 'WARN' && !/^(Activity failed|Workflow failed|No workflows registered|No activities registered)/i.test(message))) {
       console.warn(`[temporal ${level}] ${message}`);

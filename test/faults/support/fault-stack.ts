@@ -65,7 +65,7 @@ export class FaultStack {
   /** The combined API+worker process's base URL, while it runs. */
   apiWorkerUrl = '';
   private knex: Knex | null = null;
-  private ports!: { temporal: number; temporalUi: number; minio: number; minioConsole: number; api: number; apiWorker: number };
+  private ports!: { temporal: number; temporalUi: number; minio: number; minioConsole: number; api: number; apiWorker: number; workerHealth: number };
   private temporal: ManagedProcess | null = null;
   private minio: ManagedProcess | null = null;
   private api: ManagedProcess | null = null;
@@ -78,12 +78,38 @@ export class FaultStack {
 
   static async start(): Promise<FaultStack> {
     const stack = new FaultStack();
-    stack.ports = { temporal: await freePort(), temporalUi: await freePort(), minio: await freePort(), minioConsole: await freePort(), api: await freePort(), apiWorker: await freePort() };
+    stack.ports = { temporal: await freePort(), temporalUi: await freePort(), minio: await freePort(), minioConsole: await freePort(), api: await freePort(), apiWorker: await freePort(), workerHealth: await freePort() };
     await createDatabaseIfMissing(ADMIN_URL, stack.dbName);
     await Promise.all([stack.startTemporal(), stack.startMinio()]);
     await stack.startWorker(); // migrates the database
     await stack.startApi();
     return stack;
+  }
+
+  /** Where the worker process answers /livez, /readyz and /metrics. */
+  get workerHealthUrl(): string {
+    return `http://127.0.0.1:${this.ports.workerHealth}`;
+  }
+
+  /**
+   * Sends `signal` to a gateway process (the program, not its watchdog wrapper) and resolves with its exit code
+   * once it exited; the part is then forgotten (start it again to have it back).
+   */
+  signal(part: 'api' | 'worker' | 'api-worker', signal: NodeJS.Signals): Promise<number | null> {
+    const proc = part === 'api' ? this.api : part === 'worker' ? this.worker : this.apiWorker;
+    if (!proc) throw new Error(`no ${part} process running`);
+    const exited = new Promise<number | null>((resolve) => {
+      if (proc.child.exitCode !== null) resolve(proc.child.exitCode);
+      else proc.child.once('exit', (code) => resolve(code));
+    });
+    process.kill(programPid(proc, `${part}.js`), signal);
+    return exited.then(async (code) => {
+      await proc.stop(); // forgets it (already gone)
+      if (part === 'api') this.api = null;
+      else if (part === 'worker') this.worker = null;
+      else this.apiWorker = null;
+      return code;
+    });
   }
 
   /** The test's own handle on the database (dropped while Postgres is blocked, made again on next use). */
@@ -99,6 +125,7 @@ export class FaultStack {
       TEMPORAL_TASK_QUEUE: 'faults', S3_ENDPOINT: `http://127.0.0.1:${this.ports.minio}`, S3_ACCESS_KEY_ID: MINIO_DEV_CREDENTIALS.accessKeyId,
       S3_SECRET_ACCESS_KEY: MINIO_DEV_CREDENTIALS.secretAccessKey, S3_BUCKET: 'gateway', LOG_LEVEL: 'warn',
       GATEWAY_HOLD_SWEEP_SECONDS: '3', GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS: '0', GATEWAY_OUTCOME_WAIT_SECONDS: '60',
+      WORKER_HEALTH_PORT: String(this.ports.workerHealth),
       SIMULATED_STATE_DIR: this.simulatorDir, SIMULATED_VIDEO_MS: '4000', SIMULATED_STREAM_DELAY_MS: '300',
       ...extra,
     };
