@@ -14,19 +14,25 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { repoRoot } from '../core/paths';
 import { cycleOf } from '../domain/billing-cycle';
-import { budgetWatcherId, pingWorkflowId, requestWorkflowId, SCHEDULED_TASK_QUEUE } from '../workflows/contracts';
+import { signalAutoTopUp } from '../activities/auto-topup-signal';
+import { autoTopUpStatusQuery } from '../workflows/auto-topup';
+import { autoTopUpWorkflowId, budgetWatcherId, pingWorkflowId, requestWorkflowId, SCHEDULED_TASK_QUEUE } from '../workflows/contracts';
 import { startTestGateway, type Tenant } from '../test/support/gateway';
 import { stopSharedStack } from '../test/support/stack';
 import { waitFor, WebhookSink } from '../test/support/notification-sinks';
 import { waitForJob } from '../test/support/video-jobs';
 
 const HISTORIES_DIR = path.join(repoRoot, 'test', 'workflows', 'histories');
+/** The recording gateway's task queue (the automatic top-up is signalled on it as settlement would). */
+const TASK_QUEUE = 'record-histories';
 const RECORDING_KEY_FILE = path.join(HISTORIES_DIR, 'recording-codec-key');
 
 /** One recording: the file it is written to and how to get a finished (or, for a watcher, running) run of it. */
 interface Recording {
   file: string;
-  drive(ctx: { tenant: Tenant; client: Client }): Promise<string>;
+  drive(ctx: { tenant: Tenant; client: Client; taskQueue: string }): Promise<string>;
+  /** A long-lived workflow recorded as it stands (waiting), not closed. */
+  open?: boolean;
 }
 
 const json = { 'content-type': 'application/json' };
@@ -87,7 +93,14 @@ const RECORDINGS: Recording[] = [
     await client.workflow.getHandle(workflowId).result();
     return workflowId;
   } },
-  { file: 'budgetWatcherWorkflow.json', drive: async ({ tenant }) => budgetWatcherId(tenant.workspaceId) },
+  { file: 'budgetWatcherWorkflow.json', drive: async ({ tenant }) => budgetWatcherId(tenant.workspaceId), open: true },
+  // Signalled as a settlement below the threshold does; without a payment processor its check charges nothing.
+  { file: 'autoTopUpWorkflow.json', open: true, drive: async ({ tenant, client, taskQueue }) => {
+    await signalAutoTopUp(client, { taskQueue, workspaceId: tenant.workspaceId });
+    const handle = client.workflow.getHandle(autoTopUpWorkflowId(tenant.workspaceId));
+    await waitFor('the automatic top-up check', async () => (await handle.query(autoTopUpStatusQuery)).checks === 1 || null, 60_000);
+    return handle.workflowId;
+  } },
 ];
 
 async function main(): Promise<void> {
@@ -98,6 +111,7 @@ async function main(): Promise<void> {
   const webhook = new WebhookSink();
   await webhook.start();
   const gateway = await startTestGateway({
+    taskQueue: TASK_QUEUE,
     env: { TEMPORAL_CODEC_KEYS: fs.readFileSync(RECORDING_KEY_FILE, 'utf8').trim(), ALLOW_PRIVATE_WEBHOOKS: 'true', LOG_LEVEL: 'warn' },
     providerOverrides: { simulated: { headers: { 'x-sim-video-ms': '1500' } } },
   });
@@ -110,10 +124,10 @@ async function main(): Promise<void> {
     if (alert.status !== 201) throw new Error(`the budget alert answered ${alert.status}`);
     fs.mkdirSync(outDir, { recursive: true });
     for (const recording of RECORDINGS) {
-      const workflowId = await recording.drive({ tenant, client });
+      const workflowId = await recording.drive({ tenant, client, taskQueue: TASK_QUEUE });
       const handle = client.workflow.getHandle(workflowId);
       // Closed runs are recorded whole (a watcher is recorded as it stands, waiting for spend).
-      if (!recording.file.startsWith('budgetWatcherWorkflow')) await handle.result().catch(() => undefined);
+      if (!recording.open) await handle.result().catch(() => undefined);
       const history = await handle.fetchHistory();
       // As protobufjs' plain object (enum names, 64-bit numbers and bytes as strings), which `History.fromObject` reads back.
       const plain = temporal.api.history.v1.History.toObject(temporal.api.history.v1.History.fromObject(history), { longs: String, enums: String, bytes: String });
