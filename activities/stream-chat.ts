@@ -227,7 +227,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
         finishReasons = part.finishReasons;
         if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
       } else {
-        outputChars += part.type === 'text-delta' ? part.delta.length : part.argumentsDelta.length + (part.name?.length ?? 0);
+        outputChars += part.type === 'tool-call-delta' ? part.argumentsDelta.length + (part.name?.length ?? 0) : part.delta.length;
         writer.part(part);
       }
       if (sink.clientGone) break;

@@ -120,6 +120,14 @@ export interface ChatChoice {
   finishReason: FinishReason;
   /** Present when the request asked for `logprobs`. */
   logprobs?: ChatLogprobs;
+  /** The model's visible reasoning before its answer, each part with the signature that vouches for it (reasoning models). */
+  reasoning?: ChatReasoning[];
+}
+
+/** One part of a model's reasoning: its text and the opaque signature a later turn sends back with it. */
+export interface ChatReasoning {
+  text: string;
+  signature: string;
 }
 
 export interface ChatResult extends ChatChoice {
@@ -138,6 +146,8 @@ export interface ChatResult extends ChatChoice {
 export type ChatStreamPart =
   | { type: 'text-delta'; delta: string; choice?: number; logprobs?: ChatTokenLogprob[] }
   | { type: 'tool-call-delta'; index: number; id?: string; name?: string; argumentsDelta: string; choice?: number }
+  /** Reasoning, streamed before the answer: text deltas, then the part's signature (a new part follows a signature). */
+  | { type: 'reasoning-delta'; delta: string; signature?: string; choice?: number }
   /** `finishReasons`: every choice's reason by index, when there were several (`finishReason` is choice 0's). */
   | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage; finishReasons?: FinishReason[] };
 
