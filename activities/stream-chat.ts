@@ -175,7 +175,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
   if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
   const format = chatStreamFormat(input.endpoint ?? 'chat.completions');
   const body = await loadPayload(deps.storage, input.body);
-  const chatBody = format.chatBody(body);
+  const chatBody = format.chatBody(body, record);
   const promptTokensEstimate = estimateTokens(promptCharacters(chatBody));
   const abort = new AbortController();
   sink.onClientGone(() => abort.abort());

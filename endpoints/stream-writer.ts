@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import type { GatewayError } from '../core/errors';
 import type { ChatStreamPart, FinishReason, TokenUsage } from '../providers/types';
 import type { ChatCompletionBody } from './chat/body';
+import type { ModelRecord } from '../catalog/types';
 
 export interface StreamWriterContext {
   requestId: string;
@@ -38,6 +39,7 @@ export interface ChatStreamWriter {
 
 /** An endpoint whose answers are streamed chat: the chat request its body asks, and its writer. */
 export interface ChatStreamFormat<Body = any> {
-  chatBody(body: Body): ChatCompletionBody;
+  /** The chat request the body asks of the model serving this hop. */
+  chatBody(body: Body, record: ModelRecord): ChatCompletionBody;
   writer(body: Body, ctx: StreamWriterContext): ChatStreamWriter;
 }

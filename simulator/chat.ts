@@ -107,7 +107,8 @@ function planAnswer(variant: ModelVariant, upstreamModel: string, req: ChatReque
   if (req.messages.length === 0) throw rejectRequest(provider, upstreamModel, "'messages' must contain at least one message.");
   const inputTokens = countInputTokens(req);
   const upstreamId = `simchatcmpl-${hashHex(upstreamModel, req.messages, req.tools ?? null, req.seed ?? null).slice(0, 24)}`;
-  const last = req.messages[req.messages.length - 1];
+  // Instructions given mid-conversation (system messages after the last turn) do not end the user's turn.
+  const last = [...req.messages].reverse().find((m) => m.role !== 'system' && m.role !== 'developer') ?? req.messages[req.messages.length - 1];
   const reasoning = planReasoning(variant, upstreamModel, req, last);
   const reasoningTokens = reasoning.reduce((sum, r) => sum + countTokens(r.text), 0);
   const withReasoning = reasoning.length > 0 ? { reasoning } : {};

@@ -36,10 +36,10 @@ export function countTokensRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.post('/messages/count_tokens', requirePermission('models.read'), async (ctx) => {
     const body = validateCountTokensBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
-    await eligibleModel(deps.catalog, { model: body.model, modality: 'chat', allowedModels: ctx.state.auth.allowedModels });
+    const record = await eligibleModel(deps.catalog, { model: body.model, modality: 'chat', allowedModels: ctx.state.auth.allowedModels });
     let chars: number;
     try {
-      chars = promptCharacters(toChatBody(body));
+      chars = promptCharacters(toChatBody(body, record));
     } catch (err) {
       throw inMessagesTerms(err);
     }

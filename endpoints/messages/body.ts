@@ -72,6 +72,8 @@ const tool = {
     name: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,128}$' },
     description: text,
     input_schema: { type: 'object', required: ['type'], properties: { type: { const: 'object' } } },
+    // Tool search loads a deferred tool's definition when needed; here every tool's definition is sent.
+    defer_loading: { type: 'boolean' },
     cache_control: cacheControl,
     strict: { type: 'boolean' },
   },
@@ -89,7 +91,8 @@ export const messagesSchema = {
       items: {
         type: 'object',
         required: ['role', 'content'],
-        properties: { role: { enum: ['user', 'assistant'] }, content: { type: ['string', 'array'], items: block } },
+        // `system` messages: instructions given mid-conversation (text only).
+        properties: { role: { enum: ['user', 'assistant', 'system'] }, content: { type: ['string', 'array'], items: block } },
         additionalProperties: false,
       },
     },
@@ -128,6 +131,12 @@ export const messagesSchema = {
       additionalProperties: false,
     },
     cache_control: cacheControl,
+    // Clearing old thinking blocks from the context: translated requests carry none.
+    context_management: {
+      type: 'object',
+      properties: { edits: { type: 'array', items: { type: 'object', required: ['type'], properties: { type: text } } } },
+      additionalProperties: false,
+    },
   },
   additionalProperties: false,
 } as const;
@@ -154,7 +163,7 @@ export interface MessagesBlock {
 }
 
 export interface MessagesMessage {
-  role: 'user' | 'assistant';
+  role: 'user' | 'assistant' | 'system';
   content: string | MessagesBlock[];
 }
 
@@ -165,6 +174,7 @@ export interface MessagesTool {
   input_schema: Record<string, unknown>;
   cache_control?: unknown;
   strict?: boolean;
+  defer_loading?: boolean;
 }
 
 export interface MessagesBody {
@@ -184,6 +194,7 @@ export interface MessagesBody {
   service_tier?: 'auto' | 'standard_only';
   output_config?: { effort?: 'low' | 'medium' | 'high' | 'xhigh' | 'max' | null; format?: { type: 'json_schema'; schema: Record<string, unknown> } | null };
   cache_control?: unknown;
+  context_management?: { edits?: Array<{ type: string }> };
 }
 
 /** Anthropic's server tools (run on Anthropic's servers, named by a versioned type). */
@@ -203,7 +214,7 @@ const schemaCheck = compileSchema<MessagesBody>(messagesSchema);
 const countSchemaCheck = compileSchema<Omit<MessagesBody, 'max_tokens'>>({
   ...messagesSchema,
   required: ['model', 'messages'],
-  properties: Object.fromEntries(Object.entries(messagesSchema.properties).filter(([key]) => !['max_tokens', 'stream', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'metadata', 'service_tier', 'cache_control'].includes(key))),
+  properties: Object.fromEntries(Object.entries(messagesSchema.properties).filter(([key]) => !['max_tokens', 'stream', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'metadata', 'service_tier', 'cache_control', 'context_management'].includes(key))),
 });
 
 function onlyKeys(object: Record<string, unknown>, allowed: string[], param: string, what: string): void {
@@ -216,7 +227,7 @@ function need(value: unknown, param: string): void {
   if (value === undefined || value === null) throw new InvalidRequestError(`${param}: Field required.`, { param, code: 'missing_required_parameter' });
 }
 
-function checkBlock(b: MessagesBlock, param: string, where: 'user' | 'assistant' | 'system' | 'tool_result'): void {
+function checkBlock(b: MessagesBlock, param: string, where: MessagesMessage['role'] | 'tool_result'): void {
   onlyKeys(b, BLOCK_KEYS[b.type], param, `'${b.type}' blocks`);
   const allowed: Record<typeof where, string[]> = {
     user: ['text', 'image', 'document', 'tool_result'],

@@ -16,18 +16,18 @@ export const messagesHandler: EndpointHandler<MessagesBody> = {
 
   check(record, body) {
     try {
-      chatHandler.check(record, toChatBody(body));
+      chatHandler.check(record, toChatBody(body, record));
     } catch (err) {
       throw inMessagesTerms(err);
     }
   },
 
   estimate(record, body) {
-    return chatHandler.estimate(record, toChatBody(body));
+    return chatHandler.estimate(record, toChatBody(body, record));
   },
 
   async call(record, body, env) {
-    const { result, chargeMicro } = await generateChat(record, toChatBody(body), env).catch((err) => {
+    const { result, chargeMicro } = await generateChat(record, toChatBody(body, record), env).catch((err) => {
       throw inMessagesTerms(err);
     });
     const message = messageObject({ requestId: env.requestId, model: record.slug, content: contentBlocks(result), finishReason: result.finishReason, usage: result.usage });

@@ -6,6 +6,7 @@
  * blocks carried back and `cache_control` hints have no chat form and are left out; what a model cannot
  * serve (thinking on a model without reasoning, `top_k`) is refused in the Messages request's own terms.
  */
+import type { ModelRecord } from '../../catalog/types';
 import { InvalidRequestError } from '../../core/errors';
 import type { ChatCompletionBody } from '../chat/body';
 import type { MessagesBlock, MessagesBody } from './body';
@@ -69,11 +70,14 @@ function systemText(system: MessagesBody['system']): string | null {
 
 /**
  * Thinking as OpenAI's reasoning effort: an `enabled` budget by its size, `adaptive` at the requested effort
- * (`output_config.effort`, else medium); no thinking asked, no reasoning effort.
+ * (`output_config.effort`, else medium). Adaptive thinking lets the model decide whether to think, so a
+ * model that cannot reason serves it without; an `enabled` budget it cannot serve is refused (by its
+ * allowedParams). No thinking asked, no reasoning effort (`output_config.effort` alone changes nothing).
  */
-export function reasoningEffortOf(body: Pick<MessagesBody, 'thinking' | 'output_config'>): 'low' | 'medium' | 'high' | undefined {
+export function reasoningEffortOf(body: Pick<MessagesBody, 'thinking' | 'output_config'>, record?: ModelRecord): 'low' | 'medium' | 'high' | undefined {
   const thinking = body.thinking;
   if (!thinking || thinking.type === 'disabled') return undefined;
+  if (thinking.type === 'adaptive' && record && !record.allowedParams.reasoning_effort) return undefined;
   if (thinking.type === 'enabled') {
     const budget = thinking.budget_tokens!;
     return budget < 4096 ? 'low' : budget < 16384 ? 'medium' : 'high';
@@ -86,12 +90,16 @@ function definedOnly<T extends Record<string, unknown>>(object: T): Partial<T> {
   return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
 }
 
-/** The chat completions body that asks the model the same thing. */
-export function toChatBody(body: Omit<MessagesBody, 'max_tokens'> & { max_tokens?: number }): ChatCompletionBody {
+/**
+ * The chat completions body that asks `record` the same thing. `max_tokens` is a bound, so one above the
+ * model's longest answer asks for that (Claude Code asks every model for 32000).
+ */
+export function toChatBody(body: Omit<MessagesBody, 'max_tokens'> & { max_tokens?: number }, record?: ModelRecord): ChatCompletionBody {
   const system = systemText(body.system);
   const messages: ChatMessageBody[] = system !== null ? [{ role: 'system', content: system }] : [];
   body.messages.forEach((m, i) => {
     if (m.role === 'user') messages.push(...userMessages(m.content, `messages.${i}.content`));
+    else if (m.role === 'system') messages.push({ role: 'system', content: systemText(m.content) ?? '' });
     else messages.push(assistantMessage(m.content));
   });
   if (body.top_k !== undefined) throw unsupported('top_k', "top_k: this model does not take 'top_k'; it is served by Anthropic models only.");
@@ -108,12 +116,12 @@ export function toChatBody(body: Omit<MessagesBody, 'max_tokens'> & { max_tokens
         : undefined,
       tool_choice: toolChoice,
       parallel_tool_calls: choice?.disable_parallel_tool_use ? false : undefined,
-      max_tokens: body.max_tokens,
+      max_tokens: body.max_tokens !== undefined && record?.maxOutputTokens ? Math.min(body.max_tokens, record.maxOutputTokens) : body.max_tokens,
       temperature: body.temperature,
       top_p: body.top_p,
       stop: body.stop_sequences?.length ? body.stop_sequences : undefined,
       user: body.metadata?.user_id ?? undefined,
-      reasoning_effort: reasoningEffortOf(body),
+      reasoning_effort: reasoningEffortOf(body, record),
       response_format: body.output_config?.format ? { type: 'json_schema', json_schema: { name: 'output', schema: body.output_config.format.schema } } : undefined,
     }),
   };

@@ -15,7 +15,7 @@ import { messageObject, stopReason, textBlock, toolUseBlock } from './response';
 type Open = { kind: 'thinking' } | { kind: 'text' } | { kind: 'tool'; index: number };
 
 export const messageEvents: ChatStreamFormat<MessagesBody> = {
-  chatBody: toChatBody,
+  chatBody: (body, record) => toChatBody(body, record),
 
   writer(_body, { requestId, model, send }) {
     const emit = (type: string, fields: Record<string, unknown>) => send({ type, ...fields }, type);

@@ -15,7 +15,7 @@ import { toChatBody, type ResponsesRequest } from './request';
 import { finishedStatus, keepResponse, outputItem, outputText, responseObject, type OutputEntry, type ResponseStatus } from './response';
 
 export const responseEvents: ChatStreamFormat<ResponsesRequest> = {
-  chatBody: toChatBody,
+  chatBody: (body) => toChatBody(body),
 
   writer(req, { requestId, created, model, send, db, workspaceId }) {
     const ids = responseIds(requestId);
