@@ -185,7 +185,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
   let first: IteratorResult<ChatStreamPart>;
   try {
     const adapter = modelAdapter(deps.providers, record, 'chat');
-    const request = toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record);
+    const request = { ...toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record), ...format.chatRequest?.(body, record) };
     iterator = streamChoices(adapter, request, choiceCount(chatBody), {
       requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
     })[Symbol.asyncIterator]();
@@ -227,7 +227,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
         finishReasons = part.finishReasons;
         if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
       } else {
-        outputChars += part.type === 'tool-call-delta' ? part.argumentsDelta.length + (part.name?.length ?? 0) : part.delta.length;
+        outputChars += part.type === 'tool-call-delta' ? part.argumentsDelta.length + (part.name?.length ?? 0) : part.type === 'anthropic-event' ? 0 : part.delta.length;
         writer.part(part);
       }
       if (sink.clientGone) break;

@@ -34,6 +34,13 @@ export interface ModelPricing {
   inputPerMTok?: number;
   outputPerMTok?: number;
   /**
+   * Prompt caching (Anthropic's models): prompt tokens written to the cache (5-minute and 1-hour lifetimes)
+   * and read from it, each per 1M tokens. Cached tokens without a price of their own cost `inputPerMTok`.
+   */
+  cacheWritePerMTok?: number;
+  cacheWrite1hPerMTok?: number;
+  cacheReadPerMTok?: number;
+  /**
    * Per generated image, keyed `"<quality>:<size>"`; `*` is a wildcard on either side. Lookup order:
    * `q:s`, `q:*`, `*:s`, `*:*`. Models without `quality` but priced by output resolution put their
    * `image_size` (`1K`, `2K`, `4K`) in the quality slot.

@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { GatewayError } from '../core/errors';
-import type { ChatStreamPart, FinishReason, TokenUsage } from '../providers/types';
+import type { ChatRequest, ChatStreamPart, FinishReason, TokenUsage } from '../providers/types';
 import type { ChatCompletionBody } from './chat/body';
 import type { ModelRecord } from '../catalog/types';
 
@@ -41,5 +41,7 @@ export interface ChatStreamWriter {
 export interface ChatStreamFormat<Body = any> {
   /** The chat request the body asks of the model serving this hop. */
   chatBody(body: Body, record: ModelRecord): ChatCompletionBody;
+  /** What the endpoint adds to the chat request for this model (the client's own request, for one that speaks its wire). */
+  chatRequest?(body: Body, record: ModelRecord): Partial<ChatRequest>;
   writer(body: Body, ctx: StreamWriterContext): ChatStreamWriter;
 }

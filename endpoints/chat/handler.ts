@@ -9,7 +9,7 @@ import { microToCredits } from '../../core/money';
 import { fileReferences, inlineReferencedFiles } from './file-references';
 import { InternalError } from '../../core/errors';
 import type { ModelRecord } from '../../catalog/types';
-import type { ChatResult } from '../../providers/types';
+import type { ChatRequest, ChatResult } from '../../providers/types';
 import type { CallEnv, EndpointHandler } from '../types';
 import { modelAdapter } from '../model-adapter';
 import { generateChoices } from './choices';
@@ -42,10 +42,10 @@ export const chatHandler: EndpointHandler<ChatCompletionBody> = {
   },
 };
 
-/** Calls the model for every choice and prices what it used. */
-export async function generateChat(record: ModelRecord, body: ChatCompletionBody, env: CallEnv): Promise<{ result: ChatResult; chargeMicro: number }> {
+/** Calls the model for every choice and prices what it used (`extra`: what an endpoint adds to the chat request). */
+export async function generateChat(record: ModelRecord, body: ChatCompletionBody, env: CallEnv, extra: Partial<ChatRequest> = {}): Promise<{ result: ChatResult; chargeMicro: number }> {
   const adapter = modelAdapter(env.providers, record, 'chat');
-  const request = toChatRequest(await withFileContents(body, record, env), record);
+  const request = { ...toChatRequest(await withFileContents(body, record, env), record), ...extra };
   const result = await generateChoices(adapter, request, choiceCount(body), { requestId: env.requestId, simulate: env.simulate, signal: env.signal });
   // Hosts that report no usage are billed on an estimate rather than for free.
   const choices = [result, ...(result.moreChoices ?? [])];

@@ -1,40 +1,51 @@
 /**
- * `POST /v1/messages` (not streamed) as an endpoint handler: the request is asked as the equivalent chat
- * request (endpoints/messages/request.ts), so every chat model serves it with the chat endpoint's checks,
- * reservation and pricing; the answer comes back as Anthropic's Message object.
+ * `POST /v1/messages` (not streamed) as an endpoint handler. Every model is checked, reserved for and priced
+ * through the equivalent chat request (endpoints/messages/request.ts); Anthropic's own models are sent the
+ * client's request as it came and answer with their own Message (its cache usage priced at the catalog's
+ * cache rates), every other model answers the chat request, returned as Anthropic's Message object.
  */
 import { microToCredits } from '../../core/money';
 import { chatHandler, generateChat } from '../chat/handler';
 import type { EndpointHandler } from '../types';
-import type { MessagesBody } from './body';
-import { inMessagesTerms, toChatBody } from './request';
+import { inMessagesTerms, nativeRequest, toChatBody, type MessagesRequest } from './request';
 import { contentBlocks, messageObject } from './response';
 
-export const messagesHandler: EndpointHandler<MessagesBody> = {
+export const messagesHandler: EndpointHandler<MessagesRequest> = {
   endpoint: 'messages',
   modality: 'chat',
 
-  check(record, body) {
+  check(record, req) {
     try {
-      chatHandler.check(record, toChatBody(body, record));
+      chatHandler.check(record, toChatBody(req.body, record));
     } catch (err) {
       throw inMessagesTerms(err);
     }
   },
 
-  estimate(record, body) {
-    return chatHandler.estimate(record, toChatBody(body, record));
+  estimate(record, req) {
+    return chatHandler.estimate(record, toChatBody(req.body, record));
   },
 
-  async call(record, body, env) {
-    const { result, chargeMicro } = await generateChat(record, toChatBody(body, record), env).catch((err) => {
+  async call(record, req, env) {
+    const { result, chargeMicro } = await generateChat(record, toChatBody(req.body, record), env, nativeRequest(req, record)).catch((err) => {
       throw inMessagesTerms(err);
     });
-    const message = messageObject({ requestId: env.requestId, model: record.slug, content: contentBlocks(result), finishReason: result.finishReason, usage: result.usage });
+    const message = result.anthropicMessage
+      ? { ...result.anthropicMessage, model: record.slug }
+      : messageObject({ requestId: env.requestId, model: record.slug, content: contentBlocks(result), finishReason: result.finishReason, usage: result.usage });
     return {
       response: { kind: 'json', body: { ...message, credits_used: microToCredits(chargeMicro) } },
       chargeMicro,
-      usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
+      usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, ...cacheUnits(result.usage) },
     };
   },
 };
+
+/** Cached prompt tokens, kept with the usage record's units. */
+function cacheUnits(usage: { cacheWriteTokens?: number; cacheWrite1hTokens?: number; cacheReadTokens?: number }) {
+  const units = Object.fromEntries(Object.entries({
+    cache_creation_input_tokens: (usage.cacheWriteTokens ?? 0) + (usage.cacheWrite1hTokens ?? 0),
+    cache_read_input_tokens: usage.cacheReadTokens ?? 0,
+  }).filter(([, n]) => n > 0));
+  return Object.keys(units).length > 0 ? { units } : {};
+}

@@ -21,34 +21,54 @@ function unsupported(param: string, message: string): InvalidRequestError {
   return new InvalidRequestError(message, { param, code: 'unsupported_parameter' });
 }
 
+/** Anthropic's own models are sent the client's request as it came; every other model its chat translation. */
+export function servesNatively(record: ModelRecord | undefined): boolean {
+  return record?.provider === 'anthropic';
+}
+
+/** A Messages request as the request workflow carries it: the validated body and the client's `anthropic-beta` flags. */
+export interface MessagesRequest {
+  body: MessagesBody;
+  beta: string | null;
+}
+
+/** What the chat request carries for an Anthropic model: the client's own request (see providers/types.ts). */
+export function nativeRequest(req: MessagesRequest, record: ModelRecord): { anthropicMessages?: { body: Record<string, unknown>; beta: string | null } } {
+  return servesNatively(record) ? { anthropicMessages: { body: req.body as unknown as Record<string, unknown>, beta: req.beta } } : {};
+}
+
 /** An image or document block as a chat content part. */
-function mediaPart(b: MessagesBlock, param: string): Record<string, unknown> {
+function mediaPart(b: MessagesBlock, param: string, native: boolean): Record<string, unknown> {
   const src = b.source!;
   if (b.type === 'image') return { type: 'image_url', image_url: { url: src.type === 'url' ? src.url : dataUrl(src.media_type!, src.data!) } };
   if (src.type === 'text') return { type: 'text', text: b.title ? `${b.title}\n\n${src.data}` : src.data };
-  if (src.type === 'url') throw unsupported(`${param}.source`, `${param}.source: documents by URL are read by Anthropic models only; send the PDF as a base64 source.`);
+  if (src.type === 'url') {
+    if (native) return { type: 'file', file: { filename: b.title ?? src.url } };
+    throw unsupported(`${param}.source`, `${param}.source: documents by URL are read by Anthropic models only; send the PDF as a base64 source.`);
+  }
   return { type: 'file', file: { filename: b.title ?? 'document.pdf', file_data: dataUrl(src.media_type!, src.data!) } };
 }
 
 /** A tool_result's content as the tool message's text (images and documents have no place in a tool message). */
-function toolResultText(b: MessagesBlock, param: string): string {
+function toolResultText(b: MessagesBlock, param: string, native: boolean): string {
   const content = b.content ?? '';
   const textOf = typeof content === 'string' ? content : content.map((c, k) => {
+    if (c.type !== 'text' && native) return '';
     if (c.type !== 'text') throw unsupported(`${param}.content.${k}`, `${param}.content.${k}: '${c.type}' blocks in a tool_result are read by Anthropic models only; send the tool's output as text.`);
     return c.text ?? '';
   }).join('\n');
   return b.is_error ? `Error: ${textOf}` : textOf;
 }
 
-function userMessages(content: string | MessagesBlock[], param: string): ChatMessageBody[] {
+function userMessages(content: string | MessagesBlock[], param: string, native: boolean): ChatMessageBody[] {
   if (typeof content === 'string') return [{ role: 'user', content }];
   const out: ChatMessageBody[] = [];
   const parts: Record<string, unknown>[] = [];
   content.forEach((b, j) => {
     const where = `${param}.${j}`;
-    if (b.type === 'tool_result') out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: toolResultText(b, where) });
+    if (b.type === 'tool_result') out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: toolResultText(b, where, native) });
     else if (b.type === 'text') parts.push({ type: 'text', text: b.text });
-    else parts.push(mediaPart(b, where));
+    else parts.push(mediaPart(b, where, native));
   });
   // Tool results answer the assistant's calls; the user's own words follow them.
   if (parts.length > 0) out.push({ role: 'user', content: parts.length === 1 && parts[0].type === 'text' ? parts[0].text : parts });
@@ -95,14 +115,16 @@ function definedOnly<T extends Record<string, unknown>>(object: T): Partial<T> {
  * model's longest answer asks for that (Claude Code asks every model for 32000).
  */
 export function toChatBody(body: Omit<MessagesBody, 'max_tokens'> & { max_tokens?: number }, record?: ModelRecord): ChatCompletionBody {
+  // For an Anthropic model the chat body is what the checks and the reservation read; the request itself goes as it came.
+  const native = servesNatively(record);
   const system = systemText(body.system);
   const messages: ChatMessageBody[] = system !== null ? [{ role: 'system', content: system }] : [];
   body.messages.forEach((m, i) => {
-    if (m.role === 'user') messages.push(...userMessages(m.content, `messages.${i}.content`));
+    if (m.role === 'user') messages.push(...userMessages(m.content, `messages.${i}.content`, native));
     else if (m.role === 'system') messages.push({ role: 'system', content: systemText(m.content) ?? '' });
     else messages.push(assistantMessage(m.content));
   });
-  if (body.top_k !== undefined) throw unsupported('top_k', "top_k: this model does not take 'top_k'; it is served by Anthropic models only.");
+  if (body.top_k !== undefined && !native) throw unsupported('top_k', "top_k: this model does not take 'top_k'; it is served by Anthropic models only.");
   const choice = body.tool_choice;
   const toolChoice = choice === undefined ? undefined
     : choice.type === 'any' ? 'required' : choice.type === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.type;
@@ -121,8 +143,8 @@ export function toChatBody(body: Omit<MessagesBody, 'max_tokens'> & { max_tokens
       top_p: body.top_p,
       stop: body.stop_sequences?.length ? body.stop_sequences : undefined,
       user: body.metadata?.user_id ?? undefined,
-      reasoning_effort: reasoningEffortOf(body, record),
-      response_format: body.output_config?.format ? { type: 'json_schema', json_schema: { name: 'output', schema: body.output_config.format.schema } } : undefined,
+      reasoning_effort: native ? undefined : reasoningEffortOf(body, record),
+      response_format: body.output_config?.format && !native ? { type: 'json_schema', json_schema: { name: 'output', schema: body.output_config.format.schema } } : undefined,
     }),
   };
 }

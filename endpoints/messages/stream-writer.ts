@@ -3,22 +3,43 @@
  * opens it; each content block is `content_block_start`, its deltas (`thinking_delta` and `signature_delta`
  * for reasoning, `text_delta` for text, `input_json_delta` for a tool call's input), `content_block_stop`;
  * `message_delta` carries the stop reason and the usage it is billed on (with `credits_used`), and
- * `message_stop` ends it. An upstream failure after the first byte is an `error` event.
+ * `message_stop` ends it. An upstream failure after the first byte is an `error` event. An Anthropic model's
+ * own events are written as they came (the model named by its catalog slug), only its `message_delta` and
+ * `message_stop` held back until the answer is settled, so `message_delta` carries `credits_used` too.
  */
 import { microToCredits } from '../../core/money';
 import type { ChatStreamFormat } from '../stream-writer';
-import type { MessagesBody } from './body';
 import { anthropicErrorBody } from './errors';
-import { toChatBody } from './request';
+import { nativeRequest, toChatBody, type MessagesRequest } from './request';
 import { messageObject, stopReason, textBlock, toolUseBlock } from './response';
 
 type Open = { kind: 'thinking' } | { kind: 'text' } | { kind: 'tool'; index: number };
 
-export const messageEvents: ChatStreamFormat<MessagesBody> = {
-  chatBody: (body, record) => toChatBody(body, record),
+export const messageEvents: ChatStreamFormat<MessagesRequest> = {
+  chatBody: (req, record) => toChatBody(req.body, record),
+  chatRequest: (req, record) => nativeRequest(req, record),
 
-  writer(_body, { requestId, model, send }) {
+  writer(_req, { requestId, model, send }) {
     const emit = (type: string, fields: Record<string, unknown>) => send({ type, ...fields }, type);
+    // Opened with the first part: an Anthropic model's stream opens itself.
+    let opened = false;
+    let native = false;
+    let held: Record<string, unknown> | null = null;
+    const opening = () => {
+      if (opened) return;
+      opened = true;
+      emit('message_start', { message: messageObject({ requestId, model, content: [], finishReason: null, usage: null }) });
+      emit('ping', {});
+    };
+    const passOn = (event: Record<string, unknown>) => {
+      opened = true;
+      native = true;
+      const type = String(event.type);
+      if (type === 'message_delta') held = event;
+      else if (type === 'message_stop') return;
+      else if (type === 'message_start') send({ ...event, message: { ...(event.message as object), model } }, type);
+      else send(event, type);
+    };
     let blockIndex = -1;
     let open: Open | null = null;
     const close = () => {
@@ -35,11 +56,16 @@ export const messageEvents: ChatStreamFormat<MessagesBody> = {
 
     return {
       open() {
-        emit('message_start', { message: messageObject({ requestId, model, content: [], finishReason: null, usage: null }) });
-        emit('ping', {});
+        // Written with the first part (see `opening`).
       },
 
       part(part) {
+        if (part.type === 'anthropic-event') {
+          passOn(part.event);
+          return;
+        }
+        if (native) return;
+        opening();
         if (part.type === 'reasoning-delta') {
           if (open?.kind !== 'thinking') start({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' });
           if (part.delta) delta({ type: 'thinking_delta', thinking: part.delta });
@@ -61,6 +87,12 @@ export const messageEvents: ChatStreamFormat<MessagesBody> = {
       },
 
       async finish({ finishReason, usage, chargeMicro }) {
+        if (native) {
+          send({ ...(held ?? { type: 'message_delta' }), credits_used: microToCredits(chargeMicro) }, 'message_delta');
+          emit('message_stop', {});
+          return;
+        }
+        opening();
         close();
         emit('message_delta', {
           delta: { stop_reason: stopReason(finishReason), stop_sequence: null, stop_details: null, container: null },
@@ -71,6 +103,7 @@ export const messageEvents: ChatStreamFormat<MessagesBody> = {
       },
 
       fail(error) {
+        opening();
         send(anthropicErrorBody(error, requestId), 'error');
       },
 

@@ -39,8 +39,8 @@ export const responseEvents: ChatStreamFormat<ResponsesRequest> = {
       },
 
       part(part) {
-        // Reasoning is not returned in Responses (no reasoning items are produced).
-        if (part.type === 'reasoning-delta') return;
+        // Reasoning is not returned in Responses (no reasoning items are produced), nor Anthropic's own events.
+        if (part.type === 'reasoning-delta' || part.type === 'anthropic-event') return;
         if (part.type === 'text-delta') {
           if (!message) {
             message = { kind: 'message', id: ids.output('msg', output.length), text: '' };
