@@ -112,4 +112,9 @@ export interface ModelRecord {
   defaults?: Record<string, string | number | boolean>;
   description?: string;
   deprecated?: boolean;
+  /**
+   * Other names requests may use for this model (a provider's dated ids and `-latest` names, which clients
+   * such as Claude Code send); answers name the model by its slug.
+   */
+  aliases?: string[];
 }

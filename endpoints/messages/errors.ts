@@ -3,13 +3,15 @@
  * credits, 529 overloaded_error when every upstream is unavailable), shared by the HTTP answer and the
  * stream's `error` event.
  */
-import type { GatewayError } from '../../core/errors';
+import { UpstreamError, type GatewayError } from '../../core/errors';
 
 export type AnthropicErrorType =
   | 'invalid_request_error' | 'authentication_error' | 'billing_error' | 'permission_error' | 'not_found_error'
   | 'request_too_large' | 'rate_limit_error' | 'api_error' | 'timeout_error' | 'overloaded_error';
 
 export function anthropicError(err: GatewayError): { status: number; type: AnthropicErrorType } {
+  // An overloaded Anthropic upstream stays overloaded for the client once retries and fallbacks are spent.
+  if (err instanceof UpstreamError && err.upstreamStatus === 529) return { status: 529, type: 'overloaded_error' };
   switch (err.status) {
     case 400: case 405: case 409: case 421: case 422: case 501: return { status: err.status, type: 'invalid_request_error' };
     case 401: return { status: 401, type: 'authentication_error' };
