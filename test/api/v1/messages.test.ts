@@ -238,6 +238,24 @@ describe('POST /v1/messages with the Anthropic SDK', function () {
     expect(rows).to.have.length(1);
   });
 
+  it('falls back along the workspace\'s chain, plain and streamed, to a model served by the translation', async () => {
+    const put = await tenant.fetch('/v1/fallback-chains/sim-chat-fail-500', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chain: ['sim-reasoner'] }) });
+    expect(put.status).to.equal(200);
+    const params = { model: 'sim-chat-fail-500', max_tokens: 256, messages: [{ role: 'user' as const, content: 'Fall back please' }] };
+    const { data, response } = await client.messages.create(params).withResponse();
+    expect(data.model).to.equal('sim-reasoner');
+    expect(response.headers.get('x-fallback-from')).to.equal('sim-chat-fail-500');
+    expect(response.headers.get('x-fallback-depth')).to.equal('1');
+    const record = await usageRecord(response.headers.get('x-request-id')!);
+    expect(record).to.include({ endpoint: 'messages', model_requested: 'sim-chat-fail-500', model_used: 'sim-reasoner', status: 'succeeded' });
+    const outcome = await (await tenant.fetch(`/v1/requests/${response.headers.get('x-request-id')}`)).json() as { status: string };
+    expect(outcome.status).to.equal('succeeded');
+    const stream = client.messages.stream(params);
+    const final = await stream.finalMessage();
+    expect(final.model).to.equal('sim-reasoner');
+    expect(final.content[0].type === 'text' && final.content[0].text).to.contain('Fall back please');
+  });
+
   it('charged the workspace exactly the sum of its usage records', async () => {
     await expectChargedAsRecorded(gateway.runtime.db, tenant.workspaceId, 100);
   });
