@@ -115,7 +115,7 @@ function planAnswer(variant: ModelVariant, upstreamModel: string, req: ChatReque
   const asked = askedCall(last);
   const tool = chooseTool(req, last, provider, upstreamModel, asked?.name);
   if (tool) {
-    const args = asked?.arguments ?? JSON.stringify(sampleFromSchema(tool.function.parameters ?? { type: 'object', properties: {} }, { text: shorten(textOf(last.content), 80) }));
+    const args = (asked?.name === tool.function.name ? asked.arguments : undefined) ?? JSON.stringify(sampleFromSchema(tool.function.parameters ?? { type: 'object', properties: {} }, { text: shorten(textOf(last.content), 80) }));
     const call: ChatToolCall = { id: `call_${hashHex(upstreamId, tool.function.name).slice(0, 24)}`, type: 'function', function: { name: tool.function.name, arguments: args } };
     return { content: null, toolCalls: [call], finishReason: 'tool_calls', usage: { inputTokens, outputTokens: reasoningTokens + countTokens(tool.function.name + args) }, upstreamId, ...withReasoning };
   }
