@@ -99,6 +99,19 @@ describe('POST /v1/messages with the Anthropic SDK', function () {
     expect(record).to.include({ endpoint: 'messages', status: 'succeeded' });
     expect([Number(record.input_tokens), Number(record.output_tokens)]).to.deep.equal([delta.usage.input_tokens, delta.usage.output_tokens]);
     expect(Number(record.credits_micro)).to.equal(Math.round(delta.credits_used * 1e6));
+
+    // A tool call streams as a tool_use block whose input arrives as input_json_delta.
+    const called = await tenant.fetch('/v1/messages', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sim-chat', max_tokens: 256, stream: true, tools: [weather], messages: [{ role: 'user', content: 'sim:call get_weather {"city":"Bergen"}' }] }),
+    });
+    const toolEvents = parseSse(await called.text());
+    expectValidStream(toolEvents);
+    const start = toolEvents.find((e) => e.data.type === 'content_block_start')!.data;
+    expect(start.content_block).to.include({ type: 'tool_use', name: 'get_weather' });
+    const json = toolEvents.filter((e) => e.data.delta?.type === 'input_json_delta').map((e) => e.data.delta.partial_json).join('');
+    expect(JSON.parse(json)).to.deep.equal({ city: 'Bergen' });
+    expect(toolEvents.find((e) => e.data.type === 'message_delta')!.data.delta.stop_reason).to.equal('tool_use');
   });
 
   it('calls tools over several turns (tool_use, tool_result with is_error and content blocks), streamed and not', async () => {
