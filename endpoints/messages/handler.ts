@@ -5,7 +5,7 @@
  * cache rates), every other model answers the chat request, returned as Anthropic's Message object.
  */
 import { microToCredits } from '../../core/money';
-import { chatHandler, generateChat } from '../chat/handler';
+import { cacheUnits, chatHandler, generateChat } from '../chat/handler';
 import type { EndpointHandler } from '../types';
 import { inMessagesTerms, nativeRequest, toChatBody, type MessagesRequest } from './request';
 import { contentBlocks, messageObject } from './response';
@@ -36,16 +36,11 @@ export const messagesHandler: EndpointHandler<MessagesRequest> = {
     return {
       response: { kind: 'json', body: { ...message, credits_used: microToCredits(chargeMicro) } },
       chargeMicro,
-      usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, ...cacheUnits(result.usage) },
+      usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, ...withUnits(cacheUnits(result.usage)) },
     };
   },
 };
 
-/** Cached prompt tokens, kept with the usage record's units. */
-function cacheUnits(usage: { cacheWriteTokens?: number; cacheWrite1hTokens?: number; cacheReadTokens?: number }) {
-  const units = Object.fromEntries(Object.entries({
-    cache_creation_input_tokens: (usage.cacheWriteTokens ?? 0) + (usage.cacheWrite1hTokens ?? 0),
-    cache_read_input_tokens: usage.cacheReadTokens ?? 0,
-  }).filter(([, n]) => n > 0));
-  return Object.keys(units).length > 0 ? { units } : {};
+function withUnits(units: Record<string, number> | undefined): { units?: Record<string, number> } {
+  return units ? { units } : {};
 }

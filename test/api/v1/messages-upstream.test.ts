@@ -87,6 +87,7 @@ describe('POST /v1/messages against fake upstreams', function () {
     expect(record).to.include({ endpoint: 'messages', model_used: 'claude-sonnet-4-5', status: 'succeeded' });
     expect(Number(record.credits_micro)).to.equal(expectedMicro);
     expect([Number(record.input_tokens), Number(record.output_tokens)]).to.deep.equal([4050, 100]);
+    expect(record.units).to.deep.equal({ cache_creation_input_tokens: 1000, cache_read_input_tokens: 3000 });
   });
 
   it('resolves Anthropic\'s dated model ids and -latest names to the catalog\'s records', async () => {
@@ -132,6 +133,7 @@ describe('POST /v1/messages against fake upstreams', function () {
     expect(received.map((e) => e.data).map((e) => (e.type === 'message_delta' ? rest : e))).to.deep.equal(expected);
     const record = await gateway.runtime.db('usage_records').where({ request_id: res.headers.get('x-request-id') }).first();
     expect(Number(record.credits_micro)).to.equal(expectedMicro);
+    expect(record.units).to.deep.equal({ cache_creation_input_tokens: 1000, cache_read_input_tokens: 3000 });
 
     // The SDK reads the same stream with its helpers.
     const stream = client.messages.stream({ ...request, stream: undefined } as never);
