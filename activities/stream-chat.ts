@@ -12,7 +12,7 @@ import { Context } from '@temporalio/activity';
 import { chatCost } from '../catalog/pricing';
 import type { StreamRegistry, StreamSink } from './stream-registry';
 import { forgetStreamProgress, recordStreamProgress, throttledProgressWriter } from '../domain/stream-progress';
-import { withFileContents } from '../endpoints/chat/handler';
+import { cacheUnits, withFileContents } from '../endpoints/chat/handler';
 import { choiceCount, promptCharacters, toChatRequest } from '../endpoints/chat/request';
 import { streamChoices } from '../endpoints/chat/choices';
 import { estimateTokens } from '../endpoints/chat/tokens';
@@ -20,7 +20,7 @@ import { chatStreamFormat } from '../endpoints/stream-formats';
 import type { Endpoint } from '../endpoints/types';
 import { GatewayError, NotFoundError, UpstreamError } from '../core/errors';
 import { modelAdapter } from '../endpoints/model-adapter';
-import type { ChatStreamPart, FinishReason, SimulationDirective } from '../providers/types';
+import type { ChatStreamPart, FinishReason, SimulationDirective, TokenUsage } from '../providers/types';
 import type { ActivityDeps } from './deps';
 import { heartbeating } from './heartbeat';
 import { loadPayload, type PayloadRef } from './request-io';
@@ -71,7 +71,7 @@ export interface StreamProgress {
   inputTokens: number;
   outputChars: number;
   /** Set once the stream ended: exactly what is billed. */
-  final?: { ending: StreamEnding; inputTokens: number; outputTokens: number; chargeMicro: number };
+  final?: { ending: StreamEnding; inputTokens: number; outputTokens: number; chargeMicro: number; units?: Record<string, number> };
 }
 
 /** How long a stream that ended keeps trying to record its usage (the workflow settles from its result after that). */
@@ -175,7 +175,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
   if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
   const format = chatStreamFormat(input.endpoint ?? 'chat.completions');
   const body = await loadPayload(deps.storage, input.body);
-  const chatBody = format.chatBody(body);
+  const chatBody = format.chatBody(body, record);
   const promptTokensEstimate = estimateTokens(promptCharacters(chatBody));
   const abort = new AbortController();
   sink.onClientGone(() => abort.abort());
@@ -185,7 +185,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
   let first: IteratorResult<ChatStreamPart>;
   try {
     const adapter = modelAdapter(deps.providers, record, 'chat');
-    const request = toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record);
+    const request = { ...toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record), ...format.chatRequest?.(body, record) };
     iterator = streamChoices(adapter, request, choiceCount(chatBody), {
       requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
     })[Symbol.asyncIterator]();
@@ -212,7 +212,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
   writer.open();
 
   let outputChars = 0;
-  let usage: { inputTokens: number; outputTokens: number } | null = null;
+  let usage: TokenUsage | null = null;
   let finishReason: FinishReason | null = null;
   let finishReasons: FinishReason[] | undefined;
   let ending: StreamEnding = 'completed';
@@ -227,7 +227,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
         finishReasons = part.finishReasons;
         if (part.usage.inputTokens + part.usage.outputTokens > 0) usage = part.usage;
       } else {
-        outputChars += part.type === 'text-delta' ? part.delta.length : part.argumentsDelta.length + (part.name?.length ?? 0);
+        outputChars += part.type === 'tool-call-delta' ? part.argumentsDelta.length + (part.name?.length ?? 0) : part.type === 'anthropic-event' ? 0 : part.delta.length;
         writer.part(part);
       }
       if (sink.clientGone) break;
@@ -259,7 +259,11 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
     ? usage
     : { inputTokens: usage?.inputTokens ?? promptTokensEstimate, outputTokens: Math.max(usage?.outputTokens ?? 0, estimateTokens(outputChars), ending === 'completed' ? 0 : 1) };
   const chargeMicro = chatCost(record, billed);
-  const progress: StreamProgress = { inputTokens: promptTokensEstimate, outputChars, final: { ending, ...billed, chargeMicro } };
+  const units = cacheUnits(billed);
+  const progress: StreamProgress = {
+    inputTokens: promptTokensEstimate, outputChars,
+    final: { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, ...(units ? { units } : {}) },
+  };
   report(progress);
   // The books first: a crash after the last byte then bills what was delivered.
   const settledMicro = await settleStream(deps, input.settlement, progress, run.stopped);
@@ -277,7 +281,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
 async function settleStream(deps: ActivityDeps, settlement: HopSettlement, progress: StreamProgress, stopped: () => boolean): Promise<number | null> {
   const ended = progress.final!;
   const usage: UsageRecord = {
-    ...settlement.usage, ...streamUsageStatus(ended.ending), inputTokens: ended.inputTokens, outputTokens: ended.outputTokens,
+    ...settlement.usage, ...streamUsageStatus(ended.ending), inputTokens: ended.inputTokens, outputTokens: ended.outputTokens, ...(ended.units ? { units: ended.units } : {}),
     latencyMs: Date.now() - settlement.startedAt,
   };
   const settled = await settlePatiently(() => settleAndSignal(deps, { reservationId: settlement.reservationId, chargeMicro: ended.chargeMicro, usage }), {

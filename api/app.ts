@@ -41,6 +41,7 @@ import { responsesRouter, storedResponsesRouter } from './responses/routes';
 import { requestsRouter } from './requests/routes';
 import { openAIVideoCreateRouter, openAIVideoJobsRouter } from './videos/openai-videos';
 import { completionsRouter } from './completions/routes';
+import { countTokensRouter, messagesRouter } from './messages/routes';
 import { moderationsRouter } from './moderations/routes';
 import { admissionMiddleware } from './http/admission';
 import { metricsMiddleware, metricsRouter } from './http/metrics';
@@ -117,10 +118,10 @@ export function v1Routers(deps: AppDeps): { resources: Router<GatewayState>[]; m
   return {
     resources: [
       modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), requestsRouter(deps),
-      storedResponsesRouter(deps), openAIVideoJobsRouter(deps), billingRouter(deps), budgetAlertsRouter(deps),
+      storedResponsesRouter(deps), openAIVideoJobsRouter(deps), billingRouter(deps), budgetAlertsRouter(deps), countTokensRouter(deps),
     ],
     modelEndpoints: [
-      chatRouter(deps), responsesRouter(deps), completionsRouter(deps), embeddingsRouter(deps), moderationsRouter(deps), imagesRouter(deps),
+      chatRouter(deps), responsesRouter(deps), messagesRouter(deps), completionsRouter(deps), embeddingsRouter(deps), moderationsRouter(deps), imagesRouter(deps),
       audioRouter(deps), musicRouter(deps), videoGenerationsRouter(deps), openAIVideoCreateRouter(deps),
     ],
   };

@@ -54,14 +54,30 @@ export function formatCredits(micro: number | bigint): number {
 export interface TokenUsageCount {
   inputTokens: number;
   outputTokens?: number;
+  /** Of `inputTokens`: written to the prompt cache (5 minutes, 1 hour) and read from it. */
+  cacheWriteTokens?: number;
+  cacheWrite1hTokens?: number;
+  cacheReadTokens?: number;
 }
 
-/** Chat (and any token-priced model): input and output tokens at their per-1M rates, rounded up once. */
+/**
+ * Chat (and any token-priced model): input and output tokens at their per-1M rates, rounded up once. Prompt
+ * tokens written to or read from a prompt cache are priced at the model's cache rates (the input rate where
+ * it has none).
+ */
 export function chatCost(record: ModelRecord, usage: TokenUsageCount): number {
   const inputRate = requirePrice(record, 'inputPerMTok', record.pricing.inputPerMTok);
   const outputTokens = usage.outputTokens ?? 0;
   const outputRate = outputTokens > 0 ? requirePrice(record, 'outputPerMTok', record.pricing.outputPerMTok) : 0n;
-  const scaled = count(usage.inputTokens, 'inputTokens') * inputRate + count(outputTokens, 'outputTokens') * outputRate;
+  const cached = [
+    { tokens: count(usage.cacheWriteTokens ?? 0, 'cacheWriteTokens'), price: record.pricing.cacheWritePerMTok },
+    { tokens: count(usage.cacheWrite1hTokens ?? 0, 'cacheWrite1hTokens'), price: record.pricing.cacheWrite1hPerMTok },
+    { tokens: count(usage.cacheReadTokens ?? 0, 'cacheReadTokens'), price: record.pricing.cacheReadPerMTok },
+  ];
+  const uncached = count(usage.inputTokens, 'inputTokens') - cached.reduce((sum, c) => sum + c.tokens, 0n);
+  if (uncached < 0n) throw new InternalError(`cached tokens exceed the ${usage.inputTokens} input tokens of a ${record.slug} call`);
+  const cacheCost = cached.reduce((sum, c) => sum + c.tokens * (c.price === undefined ? inputRate : creditsToMicro(c.price)), 0n);
+  const scaled = uncached * inputRate + cacheCost + count(outputTokens, 'outputTokens') * outputRate;
   return toSafe(ceilDiv(scaled, MICRO));
 }
 

@@ -34,6 +34,13 @@ export interface ModelPricing {
   inputPerMTok?: number;
   outputPerMTok?: number;
   /**
+   * Prompt caching (Anthropic's models): prompt tokens written to the cache (5-minute and 1-hour lifetimes)
+   * and read from it, each per 1M tokens. Cached tokens without a price of their own cost `inputPerMTok`.
+   */
+  cacheWritePerMTok?: number;
+  cacheWrite1hPerMTok?: number;
+  cacheReadPerMTok?: number;
+  /**
    * Per generated image, keyed `"<quality>:<size>"`; `*` is a wildcard on either side. Lookup order:
    * `q:s`, `q:*`, `*:s`, `*:*`. Models without `quality` but priced by output resolution put their
    * `image_size` (`1K`, `2K`, `4K`) in the quality slot.
@@ -105,4 +112,9 @@ export interface ModelRecord {
   defaults?: Record<string, string | number | boolean>;
   description?: string;
   deprecated?: boolean;
+  /**
+   * Other names requests may use for this model (a provider's dated ids and `-latest` names, which clients
+   * such as Claude Code send); answers name the model by its slug.
+   */
+  aliases?: string[];
 }

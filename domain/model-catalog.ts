@@ -14,15 +14,17 @@ export interface CatalogEntry {
 
 export class ModelCatalog {
   private entries = new Map<string, CatalogEntry>();
+  /** Alias -> slug (catalog/types.ts `aliases`); a slug always wins over another record's alias. */
+  private aliases = new Map<string, string>();
   private loadedAt = 0;
   private loading: Promise<void> | null = null;
 
   constructor(private readonly db: Knex, private readonly ttlMs = 5_000) {}
 
-  /** An enabled model by slug, or undefined. */
+  /** An enabled model by slug (or by one of its aliases), or undefined. */
   async get(slug: string): Promise<ModelRecord | undefined> {
     await this.fresh();
-    const entry = this.entries.get(slug);
+    const entry = this.entries.get(slug) ?? this.entries.get(this.aliases.get(slug) ?? '');
     return entry?.enabled ? entry.record : undefined;
   }
 
@@ -43,7 +45,10 @@ export class ModelCatalog {
     const rows = await this.db('models').select('slug', 'record', 'source', 'enabled');
     const next = new Map<string, CatalogEntry>();
     for (const row of rows) next.set(row.slug, { record: row.record, source: row.source, enabled: row.enabled });
+    const aliases = new Map<string, string>();
+    for (const [slug, entry] of next) for (const alias of entry.record.aliases ?? []) if (!next.has(alias)) aliases.set(alias, slug);
     this.entries = next;
+    this.aliases = aliases;
     this.loadedAt = Date.now();
   }
 

@@ -21,7 +21,7 @@ export async function eligibleModel(catalog: Pick<ModelCatalog, 'get'>, use: Mod
   if (record.modality !== use.modality) {
     throw new InvalidRequestError(`Model '${use.model}' is a ${record.modality} model; this endpoint needs a ${use.modality} model.`, { code: 'model_modality_mismatch', param: 'model' });
   }
-  if (use.allowedModels && !use.allowedModels.includes(use.model)) {
+  if (use.allowedModels && !use.allowedModels.includes(use.model) && !use.allowedModels.includes(record.slug)) {
     throw new PermissionDeniedError(`This API key may not use model '${use.model}'. Allowed: ${use.allowedModels.join(', ')}.`, { code: 'model_not_allowed', param: 'model' });
   }
   return record;

@@ -1,6 +1,7 @@
 /** The endpoint handlers the request workflow can run, by endpoint. */
 import { chatHandler } from './chat/handler';
 import { responsesHandler } from './responses/handler';
+import { messagesHandler } from './messages/handler';
 import { completionsHandler } from './completions/handler';
 import { embeddingsHandler } from './embeddings/handler';
 import { imageEditsHandler, imageGenerationsHandler, imageVariationsHandler } from './images/handler';
@@ -13,6 +14,7 @@ import type { Endpoint, EndpointHandler } from './types';
 const HANDLERS: Partial<Record<Endpoint, EndpointHandler>> = {
   'chat.completions': chatHandler,
   responses: responsesHandler,
+  messages: messagesHandler,
   completions: completionsHandler,
   embeddings: embeddingsHandler,
   'images.generations': imageGenerationsHandler,

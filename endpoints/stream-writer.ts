@@ -5,8 +5,9 @@
  */
 import type { Knex } from 'knex';
 import type { GatewayError } from '../core/errors';
-import type { ChatStreamPart, FinishReason, TokenUsage } from '../providers/types';
+import type { ChatRequest, ChatStreamPart, FinishReason, TokenUsage } from '../providers/types';
 import type { ChatCompletionBody } from './chat/body';
+import type { ModelRecord } from '../catalog/types';
 
 export interface StreamWriterContext {
   requestId: string;
@@ -38,6 +39,9 @@ export interface ChatStreamWriter {
 
 /** An endpoint whose answers are streamed chat: the chat request its body asks, and its writer. */
 export interface ChatStreamFormat<Body = any> {
-  chatBody(body: Body): ChatCompletionBody;
+  /** The chat request the body asks of the model serving this hop. */
+  chatBody(body: Body, record: ModelRecord): ChatCompletionBody;
+  /** What the endpoint adds to the chat request for this model (the client's own request, for one that speaks its wire). */
+  chatRequest?(body: Body, record: ModelRecord): Partial<ChatRequest>;
   writer(body: Body, ctx: StreamWriterContext): ChatStreamWriter;
 }

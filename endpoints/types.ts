@@ -22,7 +22,8 @@ export type Endpoint =
   | 'music.generations'
   | 'moderations'
   | 'images.variations'
-  | 'audio.translations';
+  | 'audio.translations'
+  | 'messages';
 
 export interface CallEnv {
   requestId: string;

@@ -12,6 +12,10 @@ export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' |
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those written to the provider's prompt cache (5-minute and 1-hour lifetimes) and read from it. */
+  cacheWriteTokens?: number;
+  cacheWrite1hTokens?: number;
+  cacheReadTokens?: number;
 }
 
 /** Per call: cancellation, the gateway request id, and the per-attempt timeout. */
@@ -110,6 +114,12 @@ export interface ChatRequest {
   /** OpenAI's names (`none`, `minimal`, `low`, `medium`, `high`); each family maps them onto its own setting. */
   reasoningEffort?: string;
   verbosity?: string;
+  /**
+   * The client's own Anthropic Messages request (`POST /v1/messages` on an Anthropic model), for adapters
+   * that speak Anthropic's wire: sent as it came (the adapter sets the model and `stream`), with the
+   * client's `anthropic-beta` flags. Other adapters serve the canonical fields above.
+   */
+  anthropicMessages?: { body: Record<string, unknown>; beta: string | null };
 }
 
 /** One answer of a chat call. */
@@ -120,6 +130,14 @@ export interface ChatChoice {
   finishReason: FinishReason;
   /** Present when the request asked for `logprobs`. */
   logprobs?: ChatLogprobs;
+  /** The model's visible reasoning before its answer, each part with the signature that vouches for it (reasoning models). */
+  reasoning?: ChatReasoning[];
+}
+
+/** One part of a model's reasoning: its text and the opaque signature a later turn sends back with it. */
+export interface ChatReasoning {
+  text: string;
+  signature: string;
 }
 
 export interface ChatResult extends ChatChoice {
@@ -129,6 +147,8 @@ export interface ChatResult extends ChatChoice {
   upstreamId?: string;
   /** Choices 1..n-1 of a request for `n` > 1 (the result itself is choice 0). */
   moreChoices?: ChatChoice[];
+  /** The upstream's own Message, when the request was sent as the client's Anthropic request (`anthropicMessages`). */
+  anthropicMessage?: Record<string, unknown>;
 }
 
 /**
@@ -138,6 +158,10 @@ export interface ChatResult extends ChatChoice {
 export type ChatStreamPart =
   | { type: 'text-delta'; delta: string; choice?: number; logprobs?: ChatTokenLogprob[] }
   | { type: 'tool-call-delta'; index: number; id?: string; name?: string; argumentsDelta: string; choice?: number }
+  /** One upstream event of an answer to `anthropicMessages`, as it came (before the parts it also yields). */
+  | { type: 'anthropic-event'; event: Record<string, unknown>; choice?: number }
+  /** Reasoning, streamed before the answer: text deltas, then the part's signature (a new part follows a signature). */
+  | { type: 'reasoning-delta'; delta: string; signature?: string; choice?: number }
   /** `finishReasons`: every choice's reason by index, when there were several (`finishReason` is choice 0's). */
   | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage; finishReasons?: FinishReason[] };
 

@@ -4,7 +4,7 @@
  * streaming in several deltas. Usage follows the ~4 characters per token rule.
  */
 import type {
-  CallContext, ChatContentPart, ChatLogprobs, ChatMessage, ChatModelAdapter, ChatRequest, ChatResult, ChatStreamPart, ChatTool, ChatToolCall, FinishReason,
+  CallContext, ChatContentPart, ChatLogprobs, ChatMessage, ChatReasoning, ChatModelAdapter, ChatRequest, ChatResult, ChatStreamPart, ChatTool, ChatToolCall, FinishReason,
 } from '../providers/types';
 import { activeFailure, enact, malformedAnswer, malformedStreamEvent, ModelVariant, parseModelVariant, pause, rejectRequest } from './behaviour';
 import { probeAudio } from './media/audio-probe';
@@ -63,6 +63,10 @@ async function* streamAnswer(variant: ModelVariant, upstreamModel: string, req: 
 
 function answerParts(answer: PlannedAnswer, choice: { choice?: number }): ChatStreamPart[] {
   const parts: ChatStreamPart[] = [];
+  for (const reasoning of answer.reasoning ?? []) {
+    for (const delta of splitIntoDeltas(reasoning.text, 3)) parts.push({ type: 'reasoning-delta', delta, ...choice });
+    parts.push({ type: 'reasoning-delta', delta: '', signature: reasoning.signature, ...choice });
+  }
   if (answer.content !== null) {
     const tokenLogprobs = answer.logprobs?.content;
     if (tokenLogprobs) {
@@ -103,12 +107,17 @@ function planAnswer(variant: ModelVariant, upstreamModel: string, req: ChatReque
   if (req.messages.length === 0) throw rejectRequest(provider, upstreamModel, "'messages' must contain at least one message.");
   const inputTokens = countInputTokens(req);
   const upstreamId = `simchatcmpl-${hashHex(upstreamModel, req.messages, req.tools ?? null, req.seed ?? null).slice(0, 24)}`;
-  const last = req.messages[req.messages.length - 1];
-  const tool = chooseTool(req, last, provider, upstreamModel);
+  // Instructions given mid-conversation (system messages after the last turn) do not end the user's turn.
+  const last = [...req.messages].reverse().find((m) => m.role !== 'system' && m.role !== 'developer') ?? req.messages[req.messages.length - 1];
+  const reasoning = planReasoning(variant, upstreamModel, req, last);
+  const reasoningTokens = reasoning.reduce((sum, r) => sum + countTokens(r.text), 0);
+  const withReasoning = reasoning.length > 0 ? { reasoning } : {};
+  const asked = askedCall(last);
+  const tool = chooseTool(req, last, provider, upstreamModel, asked?.name);
   if (tool) {
-    const args = JSON.stringify(sampleFromSchema(tool.function.parameters ?? { type: 'object', properties: {} }, { text: shorten(textOf(last.content), 80) }));
+    const args = (asked?.name === tool.function.name ? asked.arguments : undefined) ?? JSON.stringify(sampleFromSchema(tool.function.parameters ?? { type: 'object', properties: {} }, { text: shorten(textOf(last.content), 80) }));
     const call: ChatToolCall = { id: `call_${hashHex(upstreamId, tool.function.name).slice(0, 24)}`, type: 'function', function: { name: tool.function.name, arguments: args } };
-    return { content: null, toolCalls: [call], finishReason: 'tool_calls', usage: { inputTokens, outputTokens: countTokens(tool.function.name + args) }, upstreamId };
+    return { content: null, toolCalls: [call], finishReason: 'tool_calls', usage: { inputTokens, outputTokens: reasoningTokens + countTokens(tool.function.name + args) }, upstreamId, ...withReasoning };
   }
   const text = describeReply(variant, req, last, choice);
   let content = text;
@@ -127,27 +136,62 @@ function planAnswer(variant: ModelVariant, upstreamModel: string, req: ChatReque
     content = content.slice(0, Math.max(0, req.maxTokens) * 4);
     finishReason = 'length';
   }
-  return { content, toolCalls: [], finishReason, usage: { inputTokens, outputTokens: countTokens(content) }, upstreamId };
+  return { content, toolCalls: [], finishReason, usage: { inputTokens, outputTokens: reasoningTokens + countTokens(content) }, upstreamId, ...withReasoning };
 }
 
-/** The tool to call: only when the user spoke last and tools are allowed; the forced one, else the first. */
-function chooseTool(req: ChatRequest, last: ChatMessage, provider: string, upstreamModel: string): ChatTool | null {
+/**
+ * Reasoning models (`sim-reasoner`) think before they answer when the request asks them to reason: one
+ * reasoning part naming the question and the effort, signed with a hash of what it says.
+ */
+function planReasoning(variant: ModelVariant, upstreamModel: string, req: ChatRequest, last: ChatMessage): ChatReasoning[] {
+  if (!/reasoner/.test(variant.base) || !req.reasoningEffort || req.reasoningEffort === 'none') return [];
+  const about = last.role === 'tool' ? 'the tool result' : quote(shorten(textOf(last.content), 80) || '(no text)');
+  const text = `Simulated reasoning at ${req.reasoningEffort} effort: the question is ${about}; the conversation holds ${req.messages.length} messages.`;
+  return [{ text, signature: Buffer.from(hashHex(upstreamModel, text), 'hex').toString('base64') }];
+}
+
+/** `sim:call <tool> [<json arguments>]` in the user's last message asks for a call of that tool. */
+function askedCall(last: ChatMessage): { name: string; arguments?: string } | null {
+  if (last.role !== 'user') return null;
+  const match = /sim:call\s+([a-zA-Z0-9_-]+)(?:\s+(\{[\s\S]*\}))?/.exec(textOf(last.content));
+  if (!match) return null;
+  if (!match[2]) return { name: match[1] };
+  try {
+    return { name: match[1], arguments: JSON.stringify(JSON.parse(match[2])) };
+  } catch {
+    return { name: match[1] };
+  }
+}
+
+/**
+ * The tool to call: only when the user spoke last, no tool result came back since the assistant's last
+ * turn, and tools are allowed; the forced one, else the one the user asked for (`sim:call`), else the first.
+ */
+function chooseTool(req: ChatRequest, last: ChatMessage, provider: string, upstreamModel: string, asked?: string): ChatTool | null {
   const tools = req.tools ?? [];
-  if (tools.length === 0 || req.toolChoice === 'none' || last.role !== 'user') return null;
+  if (tools.length === 0 || req.toolChoice === 'none' || last.role !== 'user' || toolResultsThisTurn(req.messages)) return null;
   const choice = req.toolChoice;
-  if (choice && typeof choice === 'object') {
-    const forced = tools.find((t) => t.function.name === choice.function.name);
-    if (!forced) throw rejectRequest(provider, upstreamModel, `Tool choice '${choice.function.name}' is not one of the provided tools.`);
-    return forced;
+  const named = choice && typeof choice === 'object' ? choice.function.name : asked;
+  if (named) {
+    const tool = tools.find((t) => t.function.name === named);
+    if (!tool) throw rejectRequest(provider, upstreamModel, `Tool '${named}' is not one of the provided tools.`);
+    return tool;
   }
   return tools[0];
 }
 
+/** Whether tool results came back after the assistant's last turn (the model then answers). */
+function toolResultsThisTurn(messages: ChatMessage[]): boolean {
+  for (let i = messages.length - 1; i >= 0 && messages[i].role !== 'assistant'; i--) if (messages[i].role === 'tool') return true;
+  return false;
+}
+
 function describeReply(variant: ModelVariant, req: ChatRequest, last: ChatMessage, choice: number): string {
   const reference = (choice === 0 ? hashHex(variant.base, req.messages, req.seed ?? null) : hashHex(variant.base, req.messages, req.seed ?? null, choice)).slice(0, 8);
-  if (last.role === 'tool') {
-    const name = toolNameFor(req.messages, last.tool_call_id) ?? 'the tool';
-    return `Based on ${name}, which returned ${quote(shorten(textOf(last.content), 160))}, here is the simulated answer (ref ${reference}).`;
+  const result = lastToolResult(req.messages);
+  if (result) {
+    const name = toolNameFor(req.messages, result.tool_call_id) ?? 'the tool';
+    return `Based on ${name}, which returned ${quote(shorten(textOf(result.content), 160))}, here is the simulated answer (ref ${reference}).`;
   }
   const lastUser = [...req.messages].reverse().find((m) => m.role === 'user');
   const userText = lastUser ? textOf(lastUser.content) : '';
@@ -163,6 +207,15 @@ function describeReply(variant: ModelVariant, req: ChatRequest, last: ChatMessag
   }
   sentences.push(`(ref ${reference})`);
   return sentences.join(' ');
+}
+
+/** The last tool result of the current turn (after the assistant's last message), if any. */
+function lastToolResult(messages: ChatMessage[]): Extract<ChatMessage, { role: 'tool' }> | null {
+  for (let i = messages.length - 1; i >= 0 && messages[i].role !== 'assistant'; i--) {
+    const message = messages[i];
+    if (message.role === 'tool') return message;
+  }
+  return null;
 }
 
 function describeAttachments(parts: ChatContentPart[]): string[] {

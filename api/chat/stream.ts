@@ -15,7 +15,7 @@ import { requestWorkflowId } from '../../workflows/contracts';
 import { RequestPhases } from '../http/server-timing';
 
 /** Streams a chat model's answer in the wire format of `endpoint` (see endpoints/stream-formats.ts). */
-export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: { endpoint: Extract<Endpoint, 'chat.completions' | 'responses'>; model: string; body: unknown }): Promise<void> {
+export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: { endpoint: Extract<Endpoint, 'chat.completions' | 'responses' | 'messages'>; model: string; body: unknown }): Promise<void> {
   const { requestId } = ctx.state;
   if (ctx.get('idempotency-key')) {
     throw new InvalidRequestError('Idempotency-Key is not supported with stream: true; retry without streaming to get a replayable result.', { param: 'Idempotency-Key', code: 'idempotency_not_supported_for_streams' });

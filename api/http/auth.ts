@@ -1,6 +1,6 @@
 /**
  * Who is calling, as `ctx.state.auth`:
- * - `Authorization: Bearer <key>`: the key's shape is checked before any query, then it is looked up by
+ * - `Authorization: Bearer <key>` (or `x-api-key: <key>`, as Anthropic's clients send it): the key's shape is checked before any query, then it is looked up by
  *   hash (with its workspace's plan, whose presets fill the key's unset quotas, and its creator's current
  *   membership) and compared in constant time. A key never outranks its creator: its role is the lower of
  *   the two, and a key whose creator left the workspace stops working.
@@ -67,7 +67,9 @@ export function authMiddleware(db: Knex, opts: AuthOptions = {}): Koa.Middleware
 }
 
 function authenticate(ctx: Koa.Context, db: Knex, opts: AuthOptions): Promise<AuthContext> {
-  const header = ctx.get('authorization');
+  // Anthropic's clients send the key as `x-api-key`.
+  const apiKey = ctx.get('x-api-key').trim();
+  const header = ctx.get('authorization') || (apiKey ? `Bearer ${apiKey}` : '');
   if (!header && hasSessionCookie(ctx) && SESSION_ROUTES.test(ctx.path)) return afterIpCheck(ctx, opts, sessionAuth(ctx, db));
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) {

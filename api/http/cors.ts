@@ -1,15 +1,15 @@
 /**
  * CORS for browser apps on other origins, off unless an allow-list is configured (`CORS_ALLOWED_ORIGINS`).
  * Every call sends `Authorization`, so browsers preflight: the preflight is answered here, before auth.
- * An allowed origin may send the headers the official clients send (`x-stainless-*`), `Idempotency-Key`
+ * An allowed origin may send the headers the official clients send (`x-stainless-*`, Anthropic's `x-api-key` and `anthropic-*`), `Idempotency-Key`
  * and the simulation headers, and may read the gateway's response headers. Only paths under `prefix`
  * (`/v1`) are covered; other routes keep their own policy.
  */
 import type Koa from 'koa';
 import { PermissionDeniedError } from '../../core/errors';
 
-const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'openai-organization', 'openai-project'];
-const ALLOWED_HEADER_PREFIXES = ['x-stainless-', 'x-simulate-'];
+const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'openai-organization', 'openai-project', 'x-api-key'];
+const ALLOWED_HEADER_PREFIXES = ['x-stainless-', 'x-simulate-', 'anthropic-'];
 export const EXPOSED_HEADERS = [
   'x-request-id', 'x-credits-used', 'x-model-used', 'x-fallback-from', 'x-fallback-depth', 'x-idempotent-replayed',
   'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'retry-after', 'server-timing',

@@ -2,13 +2,15 @@
  * The first middleware: the one place errors become HTTP. Gateway errors keep their status, code, param and
  * headers; Temporal failures are unwrapped to the gateway error they carry. A 500 never carries an
  * exception's text (it may name code paths, files or data): the client gets a generic message and the
- * request id, the log gets the rest.
+ * request id, the log gets the rest. Anthropic's routes (api/messages/shape.ts) get Anthropic's error shape and statuses.
  */
 import type Koa from 'koa';
 import { GatewayError, InternalError, MethodNotAllowedError, NotFoundError } from '../../core/errors';
 import { toGatewayError } from '../../activities/failures';
 import type { Logger } from '../../core/log';
 import { outageError } from '../../core/outages';
+import { anthropicError, anthropicErrorBody } from '../../endpoints/messages/errors';
+import { speaksAnthropic } from '../messages/shape';
 
 export function errorMiddleware(log: Logger): Koa.Middleware {
   return async (ctx, next) => {
@@ -34,9 +36,14 @@ export function errorMiddleware(log: Logger): Koa.Middleware {
         log.warn({ err: caught, requestId: ctx.state.requestId }, 'error after headers were sent');
         return;
       }
-      ctx.status = err.status;
       for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
-      ctx.body = errorBody(err);
+      if (speaksAnthropic(ctx)) {
+        ctx.status = anthropicError(err).status;
+        ctx.body = anthropicErrorBody(err, ctx.state.requestId ?? null);
+      } else {
+        ctx.status = err.status;
+        ctx.body = errorBody(err);
+      }
       if (err.status >= 500) log.warn({ requestId: ctx.state.requestId, status: err.status, code: err.code, msg: err.message }, 'request failed');
     }
   };

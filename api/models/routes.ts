@@ -1,17 +1,23 @@
 /**
  * `GET /v1/models[?modality=]` and `GET /v1/models/{slug}`: OpenAI model objects (`id`, `object`, `created`,
- * `owned_by`) extended with the catalog's provider, modality, capabilities, pricing and allowedParams.
+ * `owned_by`) extended with the catalog's provider, modality, capabilities, pricing and allowedParams. A
+ * request carrying `anthropic-version` (Anthropic's clients) gets the chat models in Anthropic's shape.
  */
 import Router from '@koa/router';
 import { MODALITIES, type Modality, type ModelRecord } from '../../catalog/types';
 import { InvalidRequestError, NotFoundError } from '../../core/errors';
 import type { AppDeps, GatewayState } from '../http/context';
 import { requirePermission } from '../http/permissions';
+import { anthropicModelInfo, anthropicModelList, speaksAnthropic } from '../messages/shape';
 
 export function modelsRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
 
   router.get('/models', requirePermission('models.read'), async (ctx) => {
+    if (speaksAnthropic(ctx)) {
+      ctx.body = anthropicModelList(await deps.catalog.list('chat'), ctx.query);
+      return;
+    }
     const modality = ctx.query.modality;
     if (modality !== undefined && (typeof modality !== 'string' || !(MODALITIES as readonly string[]).includes(modality))) {
       throw new InvalidRequestError(`Invalid 'modality': expected one of ${MODALITIES.join(', ')}.`, { param: 'modality' });
@@ -23,6 +29,10 @@ export function modelsRouter(deps: AppDeps): Router<GatewayState> {
   router.get('/models/:slug', requirePermission('models.read'), async (ctx) => {
     const record = await deps.catalog.get(ctx.params.slug);
     if (!record) throw new NotFoundError(`The model '${ctx.params.slug}' does not exist.`, { code: 'model_not_found', param: 'model' });
+    if (speaksAnthropic(ctx) && record.modality === 'chat') {
+      ctx.body = anthropicModelInfo(record);
+      return;
+    }
     ctx.body = toModelObject(record, deps.isProviderConfigured(record.provider));
   });
 

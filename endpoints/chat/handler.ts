@@ -9,7 +9,7 @@ import { microToCredits } from '../../core/money';
 import { fileReferences, inlineReferencedFiles } from './file-references';
 import { InternalError } from '../../core/errors';
 import type { ModelRecord } from '../../catalog/types';
-import type { ChatResult } from '../../providers/types';
+import type { ChatRequest, ChatResult, TokenUsage } from '../../providers/types';
 import type { CallEnv, EndpointHandler } from '../types';
 import { modelAdapter } from '../model-adapter';
 import { generateChoices } from './choices';
@@ -42,10 +42,10 @@ export const chatHandler: EndpointHandler<ChatCompletionBody> = {
   },
 };
 
-/** Calls the model for every choice and prices what it used. */
-export async function generateChat(record: ModelRecord, body: ChatCompletionBody, env: CallEnv): Promise<{ result: ChatResult; chargeMicro: number }> {
+/** Calls the model for every choice and prices what it used (`extra`: what an endpoint adds to the chat request). */
+export async function generateChat(record: ModelRecord, body: ChatCompletionBody, env: CallEnv, extra: Partial<ChatRequest> = {}): Promise<{ result: ChatResult; chargeMicro: number }> {
   const adapter = modelAdapter(env.providers, record, 'chat');
-  const request = toChatRequest(await withFileContents(body, record, env), record);
+  const request = { ...toChatRequest(await withFileContents(body, record, env), record), ...extra };
   const result = await generateChoices(adapter, request, choiceCount(body), { requestId: env.requestId, simulate: env.simulate, signal: env.signal });
   // Hosts that report no usage are billed on an estimate rather than for free.
   const choices = [result, ...(result.moreChoices ?? [])];
@@ -56,6 +56,14 @@ export async function generateChat(record: ModelRecord, body: ChatCompletionBody
       outputTokens: choices.reduce((sum, c) => sum + estimateTokens((c.content ?? '').length + JSON.stringify(c.toolCalls).length), 0),
     };
   return { result: { ...result, usage }, chargeMicro: chatCost(record, usage) };
+}
+
+/** Prompt tokens written to or read from the provider's prompt cache, as the usage record's units (undefined: none). */
+export function cacheUnits(usage: TokenUsage): Record<string, number> | undefined {
+  const written = (usage.cacheWriteTokens ?? 0) + (usage.cacheWrite1hTokens ?? 0);
+  const read = usage.cacheReadTokens ?? 0;
+  if (written + read === 0) return undefined;
+  return { ...(written > 0 ? { cache_creation_input_tokens: written } : {}), ...(read > 0 ? { cache_read_input_tokens: read } : {}) };
 }
 
 /** Uploaded files named by id reach the provider as their bytes (providers cannot read our storage). */

@@ -16,6 +16,8 @@ export const chatCompletionChunks: ChatStreamFormat<ChatCompletionBody> = {
         for (let index = 0; index < choices; index++) send(chunkObject({ ...base, index, delta: { role: 'assistant', content: '' } }));
       },
       part(part) {
+        // Chat completions carry no reasoning (nor Anthropic's own events).
+        if (part.type === 'reasoning-delta' || part.type === 'anthropic-event') return;
         if (part.type === 'text-delta') {
           send(chunkObject({ ...base, index: part.choice, delta: { content: part.delta }, logprobs: part.logprobs }));
           return;

@@ -15,7 +15,7 @@ import { toChatBody, type ResponsesRequest } from './request';
 import { finishedStatus, keepResponse, outputItem, outputText, responseObject, type OutputEntry, type ResponseStatus } from './response';
 
 export const responseEvents: ChatStreamFormat<ResponsesRequest> = {
-  chatBody: toChatBody,
+  chatBody: (body) => toChatBody(body),
 
   writer(req, { requestId, created, model, send, db, workspaceId }) {
     const ids = responseIds(requestId);
@@ -39,6 +39,8 @@ export const responseEvents: ChatStreamFormat<ResponsesRequest> = {
       },
 
       part(part) {
+        // Reasoning is not returned in Responses (no reasoning items are produced), nor Anthropic's own events.
+        if (part.type === 'reasoning-delta' || part.type === 'anthropic-event') return;
         if (part.type === 'text-delta') {
           if (!message) {
             message = { kind: 'message', id: ids.output('msg', output.length), text: '' };

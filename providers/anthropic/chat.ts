@@ -17,24 +17,40 @@ export class AnthropicChatModel implements ChatModelAdapter {
 
   async doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const { providerId } = this.connection;
-    const request = this.connection.request(ctx, { headers: { 'content-type': 'application/json' } });
-    const { body, jsonTool } = buildMessagesRequest(this.model, req, this.settings.defaultMaxTokens);
+    const request = this.connection.request(ctx, { headers: this.headers(req, 'application/json') });
+    const { body, jsonTool } = this.body(req);
     const answer = await upstreamJson(providerId, this.connection.url(MESSAGES_PATH), { ...request, json: body });
-    return parseMessagesResponse(providerId, answer.body, jsonTool);
+    const result = parseMessagesResponse(providerId, answer.body, jsonTool);
+    return req.anthropicMessages ? { ...result, anthropicMessage: answer.body as Record<string, unknown> } : result;
   }
 
   async *doStream(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatStreamPart> {
     const { providerId } = this.connection;
-    const request = this.connection.request(ctx, { headers: { 'content-type': 'application/json', accept: 'text/event-stream' } });
-    const { body, jsonTool } = buildMessagesRequest(this.model, req, this.settings.defaultMaxTokens);
+    const request = this.connection.request(ctx, { headers: this.headers(req, 'text/event-stream') });
+    const { body, jsonTool } = this.body(req);
     const { body: answer, done, endDeadline } = await upstreamStream(providerId, this.connection.url(MESSAGES_PATH), { ...request, json: { ...body, stream: true } });
     // The attempt deadline covers the first byte; afterwards silence is bounded by the idle timeout,
     // and the caller's signal still cancels the body.
     endDeadline();
     try {
-      yield* translateStream(providerId, readSse(providerId, answer, { idleTimeoutMs: request.timeoutMs, signal: ctx.signal }), jsonTool);
+      yield* translateStream(providerId, readSse(providerId, answer, { idleTimeoutMs: request.timeoutMs, signal: ctx.signal }), jsonTool, { passEvents: Boolean(req.anthropicMessages) });
     } finally {
       done();
     }
+  }
+
+  /** The client's own Messages request when there is one (the model set to this one's id), else the translation of the chat request. */
+  private body(req: ChatRequest): { body: Record<string, unknown>; jsonTool: ReturnType<typeof buildMessagesRequest>['jsonTool'] } {
+    if (req.anthropicMessages) {
+      const { stream: _stream, ...body } = req.anthropicMessages.body;
+      return { body: { ...body, model: this.model }, jsonTool: null };
+    }
+    const built = buildMessagesRequest(this.model, req, this.settings.defaultMaxTokens);
+    return { body: built.body as unknown as Record<string, unknown>, jsonTool: built.jsonTool };
+  }
+
+  private headers(req: ChatRequest, accept: string): Record<string, string> {
+    const beta = req.anthropicMessages?.beta;
+    return { 'content-type': 'application/json', ...(accept === 'text/event-stream' ? { accept } : {}), ...(beta ? { 'anthropic-beta': beta } : {}) };
   }
 }

@@ -54,6 +54,15 @@ export function inputTokensOf(usage: AnthropicUsage): number {
   return (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
 }
 
-function toTokenUsage(usage: AnthropicUsage): TokenUsage {
-  return { inputTokens: inputTokensOf(usage), outputTokens: usage.output_tokens ?? 0 };
+/** The usage with its cached prompt tokens apart (writes of 1-hour lifetime apart from 5-minute ones), as they are priced. */
+export function toTokenUsage(usage: AnthropicUsage): TokenUsage {
+  const written = usage.cache_creation_input_tokens ?? 0;
+  const written1h = Math.min(written, usage.cache_creation?.ephemeral_1h_input_tokens ?? 0);
+  const read = usage.cache_read_input_tokens ?? 0;
+  return {
+    inputTokens: inputTokensOf(usage), outputTokens: usage.output_tokens ?? 0,
+    ...(written - written1h > 0 ? { cacheWriteTokens: written - written1h } : {}),
+    ...(written1h > 0 ? { cacheWrite1hTokens: written1h } : {}),
+    ...(read > 0 ? { cacheReadTokens: read } : {}),
+  };
 }

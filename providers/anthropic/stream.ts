@@ -7,29 +7,26 @@ import { UpstreamError } from '../../core/errors';
 import { classifyHttpFailure, parseSseJson, type SseEvent } from '../http';
 import type { ChatStreamPart } from '../types';
 import { JSON_TOOL_NAME, jsonAnswerText, type JsonToolPlan } from './json-mode';
-import { inputTokensOf, mapStopReason } from './response';
-import type { AnthropicStreamEvent } from './wire';
+import { mapStopReason, toTokenUsage } from './response';
+import type { AnthropicStreamEvent, AnthropicUsage } from './wire';
 
 type OpenBlock =
   | { kind: 'tool'; toolIndex: number; sentArguments: boolean }
   | { kind: 'json'; buffer: string; sentText: boolean };
 
-export async function* translateStream(provider: string, events: AsyncIterable<SseEvent>, jsonTool: JsonToolPlan | null): AsyncGenerator<ChatStreamPart> {
-  let inputTokens = 0;
-  let outputTokens = 0;
+export async function* translateStream(provider: string, events: AsyncIterable<SseEvent>, jsonTool: JsonToolPlan | null, opts: { passEvents?: boolean } = {}): AsyncGenerator<ChatStreamPart> {
+  let usage: AnthropicUsage = {};
   let stopReason: string | null = null;
   let toolCount = 0;
   const blocks = new Map<number, OpenBlock>();
 
   for await (const sse of events) {
     const event = parseSseJson<AnthropicStreamEvent>(provider, sse.data);
+    // The client's own request gets the upstream's own events (an error is thrown below, as for any client).
+    if (opts.passEvents && event.type !== 'error') yield { type: 'anthropic-event', event: event as unknown as Record<string, unknown> };
     switch (event.type ?? sse.event) {
       case 'message_start': {
-        const usage = event.message?.usage;
-        if (usage) {
-          inputTokens = inputTokensOf(usage);
-          outputTokens = usage.output_tokens ?? 0;
-        }
+        if (event.message?.usage) usage = { ...event.message.usage };
         break;
       }
       case 'content_block_start': {
@@ -81,16 +78,15 @@ export async function* translateStream(provider: string, events: AsyncIterable<S
       }
       case 'message_delta':
         if (event.delta?.stop_reason) stopReason = event.delta.stop_reason;
+        // Counts given here are the final ones (newer API versions repeat the input and cache counts too).
         if (event.usage) {
-          if (typeof event.usage.output_tokens === 'number') outputTokens = event.usage.output_tokens;
-          // Newer API versions repeat the final input count here; it wins when present.
-          if (typeof event.usage.input_tokens === 'number') inputTokens = inputTokensOf(event.usage);
+          for (const [key, value] of Object.entries(event.usage)) if (value !== null && value !== undefined) (usage as Record<string, unknown>)[key] = value;
         }
         break;
       case 'message_stop': {
         let finishReason = mapStopReason(stopReason);
         if (finishReason === 'tool_calls' && toolCount === 0) finishReason = 'stop';
-        yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens } };
+        yield { type: 'finish', finishReason, usage: toTokenUsage(usage) };
         return;
       }
       case 'error':

@@ -3,7 +3,7 @@ import { loadCatalogFiles } from '../../catalog/load';
 import { MODALITIES, type ModelRecord, type ParamRule } from '../../catalog/types';
 
 const SIMULATED_SLUGS = [
-  'sim-chat', 'sim-chat-mini', 'sim-chat-audio', 'sim-chat-fail-429', 'sim-chat-fail-500', 'sim-chat-timeout', 'sim-chat-slow',
+  'sim-chat', 'sim-chat-mini', 'sim-reasoner', 'sim-chat-audio', 'sim-chat-fail-429', 'sim-chat-fail-500', 'sim-chat-timeout', 'sim-chat-slow',
   'sim-embed', 'sim-embed-fail-500', 'sim-image', 'sim-image-fail-500', 'sim-tts', 'sim-tts-fail-500', 'sim-transcribe',
   'sim-video', 'sim-video-fail', 'sim-music', 'sim-moderation',
 ];

@@ -205,4 +205,46 @@ describe('simulated provider: chat', () => {
       expect(result.usage.inputTokens).to.be.greaterThan(Math.ceil('What did I say?'.length / 4));
     });
   });
+
+  describe('sim:call, tool results this turn, and reasoning', () => {
+    const tools: ChatRequest['tools'] = [
+      { type: 'function', function: { name: 'first', parameters: { type: 'object', properties: { a: { type: 'string' } } } } },
+      { type: 'function', function: { name: 'Read', parameters: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] } } },
+    ];
+
+    it('calls the tool the user names, with the arguments given; an unknown tool is refused', async () => {
+      const result = await chat.doGenerate({ tools, messages: [{ role: 'user', content: 'sim:call Read {"file_path": "/tmp/x"}' }, { role: 'system', content: 'later instructions' }] }, ctx());
+      expect(result.toolCalls.map((c) => [c.function.name, JSON.parse(c.function.arguments)])).to.deep.equal([['Read', { file_path: '/tmp/x' }]]);
+      const error = await upstreamFailure(() => chat.doGenerate({ tools, messages: [{ role: 'user', content: 'sim:call Nope {}' }] }, ctx()));
+      expect(error.message).to.include("Tool 'Nope' is not one of the provided tools");
+    });
+
+    it('answers from the tool result when one came back this turn, even with the user\'s text after it', async () => {
+      const call = { id: 'call_1', type: 'function' as const, function: { name: 'Read', arguments: '{"file_path":"/tmp/x"}' } };
+      const result = await chat.doGenerate({
+        tools, messages: [
+          { role: 'user', content: 'sim:call Read {"file_path": "/tmp/x"}' },
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'tool', tool_call_id: 'call_1', content: 'file text' },
+          { role: 'user', content: 'a reminder' },
+        ],
+      }, ctx());
+      expect(result.toolCalls).to.deep.equal([]);
+      expect(result.content).to.include('Based on Read, which returned "file text"');
+    });
+
+    it('sim-reasoner reasons first when asked, signed, streamed before the answer', async () => {
+      const reasoner = simulated().chat!('sim-reasoner');
+      expect((await reasoner.doGenerate(hello, ctx())).reasoning).to.equal(undefined);
+      const result = await reasoner.doGenerate({ ...hello, reasoningEffort: 'high' }, ctx());
+      expect(result.reasoning).to.have.length(1);
+      expect(result.reasoning![0].text).to.include('Simulated reasoning at high effort');
+      expect(result.reasoning![0].signature).to.match(/^[A-Za-z0-9+/=]+$/);
+      const parts = await collect(reasoner.doStream({ ...hello, reasoningEffort: 'high' }, ctx()));
+      const reasoning = parts.filter((p): p is Extract<ChatStreamPart, { type: 'reasoning-delta' }> => p.type === 'reasoning-delta');
+      expect(reasoning.map((p) => p.delta).join('')).to.equal(result.reasoning![0].text);
+      expect(reasoning[reasoning.length - 1].signature).to.equal(result.reasoning![0].signature);
+      expect(parts.findIndex((p) => p.type === 'text-delta')).to.be.greaterThan(parts.findIndex((p) => p.type === 'reasoning-delta' && p.signature !== undefined));
+    });
+  });
 });

@@ -208,8 +208,8 @@ describe('anthropic chat adapter (doGenerate)', () => {
         { id: 'toolu_01B19q90qw90lq917835lq9', type: 'function', function: { name: 'get_time', arguments: '{}' } },
       ],
       finishReason: 'tool_calls',
-      // cache reads are prompt tokens too
-      usage: { inputTokens: 502, outputTokens: 87 },
+      // cache reads are prompt tokens too, counted apart as they are priced apart
+      usage: { inputTokens: 502, outputTokens: 87, cacheReadTokens: 100 },
       upstreamId: 'msg_01Aq9w938a90dw8q',
     });
   });
