@@ -24,6 +24,8 @@ export interface RouteCase {
   headers?: () => Record<string, string>;
   /** Query parameters that page through a list. */
   cursors?: string[];
+  /** Errors in Anthropic's shape (`{type: "error", error: {type, message}}`, no code), as on the Messages API. */
+  anthropicErrors?: boolean;
 }
 
 const speech = synthesizeSpeech('Check my role first.', 'alloy', 1);
@@ -72,6 +74,8 @@ export const ROUTES: RouteCase[] = [
   { method: 'DELETE', route: '/v1/budget/alerts/:alertId', permission: 'budget_alerts.manage' },
   { method: 'POST', route: '/v1/chat/completions', permission: 'models.use', body: async () => ({ json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } }) },
   { method: 'POST', route: '/v1/responses', permission: 'models.use', body: async () => ({ json: { model: 'sim-chat', input: 'hi' } }) },
+  { method: 'POST', route: '/v1/messages', permission: 'models.use', anthropicErrors: true, body: async () => ({ json: { model: 'sim-chat', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] } }) },
+  { method: 'POST', route: '/v1/messages/count_tokens', permission: 'models.read', anthropicErrors: true, body: async () => ({ json: { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] } }) },
   { method: 'POST', route: '/v1/completions', permission: 'models.use', body: async () => ({ json: { model: 'sim-chat', prompt: 'hi' } }) },
   { method: 'POST', route: '/v1/moderations', permission: 'models.use', body: async () => ({ json: { model: 'sim-moderation', input: 'a quiet lake' } }) },
   { method: 'POST', route: '/v1/embeddings', permission: 'models.use', body: async () => ({ json: { model: 'sim-embed', input: 'a quiet lake' } }) },

@@ -41,7 +41,8 @@ describe('security: roles on every route', function () {
           if ((res.status === 403 && body?.error?.code !== 'payments_not_configured') || res.status >= 500) failures.push(label);
           if (route.permission === 'models.use' && res.status !== 200) failures.push(label);
         } else {
-          const code = route.permission === 'models.use' ? 'role_cannot_use_models' : 'insufficient_role';
+          // Anthropic's error shape has no code: the type and the message say it.
+          const code = route.anthropicErrors ? undefined : route.permission === 'models.use' ? 'role_cannot_use_models' : 'insufficient_role';
           if (res.status !== 403 || body?.error?.type !== 'permission_error' || body.error.code !== code || !body.error.message.includes(`'${role}'`)) failures.push(label);
         }
       }

@@ -15,7 +15,7 @@ const RANGES = [
   { value: '604800', label: 'Last 7 days' }, { value: '2592000', label: 'Last 30 days' },
 ];
 const STATUSES = [{ value: '', label: 'Any status' }, { value: 'succeeded', label: 'Succeeded' }, { value: 'failed', label: 'Failed' }, { value: 'cancelled', label: 'Cancelled' }];
-const ENDPOINTS = ['chat.completions', 'responses', 'completions', 'embeddings', 'images', 'audio.speech', 'audio.transcriptions', 'moderations', 'videos', 'music'];
+const ENDPOINTS = ['chat.completions', 'responses', 'messages', 'completions', 'embeddings', 'images', 'audio.speech', 'audio.transcriptions', 'moderations', 'videos', 'music'];
 
 interface Filters { range: string; model: string; api_key_id: string; user_id: string; status: string; endpoint: string; min_credits: string; request_id: string }
 const NONE: Filters = { range: '', model: '', api_key_id: '', user_id: '', status: '', endpoint: '', min_credits: '', request_id: '' };
