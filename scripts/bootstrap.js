@@ -18,6 +18,7 @@ const commands = {
   'api-worker': 'dist/main/api-worker.js',
   cli: 'dist/cli/gateway.js',
   bench: 'dist/bench/run.js',
+  cluster: 'dist/main/cluster.js',
 };
 
 /**
@@ -126,8 +127,8 @@ function main() {
   ensureDependencies();
   if (process.env.GATEWAY_SKIP_BUILD !== '1') {
     build();
-    if (name === 'start' || name === 'test' || name === 'api' || name === 'api-worker') buildWeb();
-    if (name === 'start' || name === 'test' || name === 'worker' || name === 'api-worker' || name === 'bench') buildWorkflowBundles();
+    if (name === 'start' || name === 'test' || name === 'api' || name === 'api-worker' || name === 'cluster') buildWeb();
+    if (name === 'start' || name === 'test' || name === 'worker' || name === 'api-worker' || name === 'bench' || name === 'cluster') buildWorkflowBundles();
   }
   if (GATEWAY_COMMANDS.has(name)) {
     runGateway(target, process.argv.slice(3));
