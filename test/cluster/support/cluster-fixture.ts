@@ -41,6 +41,7 @@ export class ClusterFixture {
   readonly suffix = `${process.pid}_${Date.now().toString(36)}`;
   readonly dbName = `gateway_cl_${this.suffix}`;
   readonly databaseUrl = `postgres://postgres@127.0.0.1:5432/${this.dbName}`;
+  readonly temporalPrefix = `temporal_cl_${this.suffix}`;
   readonly simulatorDir = path.join(this.dir, 'simulator');
   cluster!: GatewayCluster;
   temporal!: Client;
@@ -55,7 +56,7 @@ export class ClusterFixture {
         binaries: {
           temporalServer: ensureGoTool(TEMPORAL_SERVER, cacheDir), temporalSqlTool: ensureGoTool(TEMPORAL_SQL_TOOL, cacheDir), minio: ensureGoTool(MINIO, cacheDir),
         },
-        databaseUrl: fixture.databaseUrl, temporalDatabasePrefix: `temporal_cl_${fixture.suffix}`, dir: path.join(fixture.dir, 'cluster'),
+        databaseUrl: fixture.databaseUrl, temporalDatabasePrefix: fixture.temporalPrefix, dir: path.join(fixture.dir, 'cluster'),
         apis: 2, workers: 2, tls: 'mutual',
         env: {
           LOG_LEVEL: 'warn', IP_RATE_LIMIT: String(IP_LIMIT), TRUST_PROXY: 'true',
@@ -126,9 +127,10 @@ export class ClusterFixture {
   async stop(): Promise<void> {
     await this.temporal?.connection.close().catch(() => undefined);
     await this.restorePostgres().catch(() => undefined);
-    await this.cluster?.stop({ dropTemporalDatabases: true }).catch(() => undefined);
+    await this.cluster?.stop().catch(() => undefined);
     await this.knex?.destroy().catch(() => undefined);
-    await dropDatabase(ADMIN_URL, this.dbName).catch(() => undefined);
+    // By name: a cluster that failed to start may have made some of them.
+    for (const name of [this.dbName, this.temporalPrefix, `${this.temporalPrefix}_visibility`]) await dropDatabase(ADMIN_URL, name).catch(() => undefined);
     if (!process.env.KEEP_CLUSTER_LOGS) fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
