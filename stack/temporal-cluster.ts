@@ -282,6 +282,18 @@ export class TemporalCluster {
     this.uiUrl = `http://127.0.0.1:${port}`;
   }
 
+  /** The server program's pid (under the shell that watches it), for measuring its CPU; null when it is not running. */
+  serverPid(): number | null {
+    const wrapper = this.server?.child.pid;
+    if (!wrapper) return null;
+    try {
+      const children = fs.readFileSync(`/proc/${wrapper}/task/${wrapper}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+      return children.find((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === this.opts.binaries.server) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
   /** kill -9 of the server process (its state stays in Postgres). */
   async killServer(): Promise<void> {
     const proc = this.server;

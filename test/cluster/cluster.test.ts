@@ -6,8 +6,15 @@
  */
 import { expect } from 'chai';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import knexFactory from 'knex';
 import { Connection } from '@temporalio/client';
+import { loadConfig } from '../../config/env';
+import { temporalConnectionOptions } from '../../infra/temporal';
+import { ensureGoTool, TEMPORAL_SERVER, TEMPORAL_SQL_TOOL } from '../../stack/go-tools';
+import { dropDatabase } from '../../stack/postgres';
+import { TemporalCluster } from '../../stack/temporal-cluster';
 import { readAcceptedSubmissions } from '../../simulator';
 import { MONTHLY_GRANT_SCHEDULE_ID } from '../../worker/grant-schedule';
 import { HOLD_SWEEPER_SCHEDULE_ID } from '../../workflows/contracts';
@@ -298,5 +305,41 @@ describe('cluster: the Temporal server on Postgres, two APIs and two workers', f
 
   it('leaves the books of every workspace balanced', async () => {
     await expectBalanced(tenants);
+  });
+});
+
+describe('cluster: the Temporal frontend with server-authenticated TLS', function () {
+  this.timeout(180_000);
+  const admin = 'postgres://postgres@127.0.0.1:5432/postgres';
+  const prefix = `temporal_tls_${process.pid}_${Date.now().toString(36)}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-cluster-tls-'));
+  let cluster: TemporalCluster | null = null;
+  after(async function () {
+    this.timeout(60_000);
+    await cluster?.stop();
+    for (const name of [prefix, `${prefix}_visibility`]) await dropDatabase(admin, name).catch(() => undefined);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves a gateway configured with TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH and TEMPORAL_TLS_SERVER_NAME, and no client without TLS', async () => {
+    const { cacheDir } = loadConfig();
+    cluster = await TemporalCluster.start({
+      binaries: { server: ensureGoTool(TEMPORAL_SERVER, cacheDir), sqlTool: ensureGoTool(TEMPORAL_SQL_TOOL, cacheDir) },
+      postgresUrl: admin, databasePrefix: prefix, dir, port: 0, tls: 'tls', historyShards: 4,
+    });
+    const env = cluster.clientEnv();
+    expect(Object.keys(env).sort()).to.deep.equal(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TLS', 'TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_SERVER_NAME']);
+    // The options the gateway's own connections are built with, from that environment.
+    const config = loadConfig(env);
+    const connection = await Connection.connect({ address: config.temporalAddress!, ...temporalConnectionOptions(config.temporalTls) });
+    try {
+      expect((await connection.workflowService.getSystemInfo({})).serverVersion).to.match(/^1\.32\./);
+    } finally {
+      await connection.close();
+    }
+    const plain = await Connection.connect({ address: config.temporalAddress!, connectTimeout: '3 seconds' }).catch(() => null);
+    const answered = plain ? await plain.workflowService.getSystemInfo({}).then(() => true, () => false) : false;
+    await plain?.close();
+    expect(answered).to.equal(false);
   });
 });
