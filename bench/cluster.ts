@@ -73,9 +73,10 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, S3_ENDPOINT: undefined });
   const stack = await resolveStack(config, { mode: 'test', dbName: `gateway_bench_cl_${process.pid}`, persistTemporal: true, dropDatabase: true });
   const pgUrl = stack.databaseUrl;
+  const clusterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-'));
   const cluster = await TemporalCluster.start({
     binaries: { server: ensureGoTool(TEMPORAL_SERVER, config.cacheDir), sqlTool: ensureGoTool(TEMPORAL_SQL_TOOL, config.cacheDir) },
-    postgresUrl: pgUrl, databasePrefix: `temporal_bench_${process.pid}`, dir: fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-')), port: 0,
+    postgresUrl: pgUrl, databasePrefix: `temporal_bench_${process.pid}`, dir: clusterDir, port: 0,
   });
   const mock = await startChild('bench/mock-upstream.js', {});
   const devPid = findPid(['start-dev', stack.temporalAddress.split(':')[1]]);
@@ -156,6 +157,7 @@ async function main(): Promise<void> {
   } finally {
     await stopChild(mock.child);
     await cluster.stop({ dropDatabases: true });
+    fs.rmSync(clusterDir, { recursive: true, force: true });
     await stack.stop();
     await stopAllProcesses();
   }
