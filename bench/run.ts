@@ -18,6 +18,7 @@ import { freePort, stopAllProcesses } from '../stack/processes';
 import { percentile, runLoad, type LoadResult } from './load';
 import { markdownReport } from './report';
 import { cpuMsPerRequest, cpuSnapshot, findPid, memoryMiB, resetPeakRss } from './proc';
+import { startChild, stopChild } from './children';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const SERIAL_REQUESTS = Number(args.get('serial') ?? 1000);
@@ -65,26 +66,6 @@ const tuned = (name: string) => name !== 'untuned';
 const nodeFlags = (name: string) => [...(tuned(name) ? GATEWAY_MEMORY_FLAGS : []), ...(name === 'sandbox-as-shipped' ? [] : GATEWAY_PRELOAD_FLAGS)];
 
 const PROFILE_DIR = args.has('profile') ? path.join(repoRoot, 'bench', 'profiles') : null;
-
-function startChild(script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<{ child: ChildProcess; info: Record<string, string> }> {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(repoRoot, 'dist', script)], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c) => {
-      out += c;
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve({ child, info: JSON.parse(line) });
-    });
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
 
 /**
  * The peer, side by side: Portkey's open-source gateway (it keeps no durable record), installed on demand

@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config/env';
 import { AesGcmPayloadCodec, gatewayDataConverter, resolveCodecKeys } from '../infra/payload-codec';
+import { temporalConnectionOptions } from '../infra/temporal';
 import { cycleOf, isCycle } from '../domain/billing-cycle';
 import { budgetAlertView, budgetAlertViews, createBudgetAlert, deleteBudgetAlert, type AlertChannels } from '../domain/budget-alerts';
 import { microToCredits } from '../core/money';
@@ -22,7 +23,7 @@ async function withTemporal<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const address = config.temporalAddress ?? '127.0.0.1:7233';
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address, connectTimeout: '10 seconds' });
+    connection = await Connection.connect({ address, connectTimeout: '10 seconds', ...temporalConnectionOptions(config.temporalTls) });
   } catch (err) {
     throw new UsageError(`cannot reach Temporal at ${address} (${err instanceof Error ? err.message : String(err)}). Start the gateway (npm start) or set TEMPORAL_ADDRESS.`);
   }

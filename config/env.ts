@@ -4,6 +4,7 @@
  */
 import Ajv from 'ajv';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import { repoRoot as defaultRepoRoot } from '../core/paths';
 import { DEFAULT_TASK_QUEUE } from '../workflows/contracts';
 
@@ -23,6 +24,15 @@ export interface GatewayConfig {
   temporalNamespace: string;
   temporalUiUrl?: string;
   temporalTaskQueue: string;
+  /**
+   * TLS to the Temporal frontend (TEMPORAL_TLS, on by default with TEMPORAL_API_KEY): the CA to trust instead of
+   * the system's (TEMPORAL_TLS_CA_PATH), the name to verify (TEMPORAL_TLS_SERVER_NAME), a client certificate for
+   * mutual TLS (TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH), and Temporal Cloud's API key (TEMPORAL_API_KEY).
+   * Absent: plain gRPC.
+   */
+  temporalTls?: TemporalTlsConfig;
+  /** Connections each pool of a process may open to Postgres (DATABASE_POOL_MAX; the window counters have one of their own). */
+  databasePoolMax: number;
   s3?: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string; forcePathStyle: boolean; publicEndpoint?: string };
   /** Where the project keeps built tools and local data (gitignored). */
   cacheDir: string;
@@ -146,6 +156,15 @@ export interface PaymentsConfig {
   autoTopUpPeriodSeconds: number;
 }
 
+export interface TemporalTlsConfig {
+  serverName?: string;
+  caPath?: string;
+  /** A client certificate and its key (PEM), both or neither. */
+  certPath?: string;
+  keyPath?: string;
+  apiKey?: string;
+}
+
 export const SIGNUP_MODES = ['open', 'invite-only', 'closed'] as const;
 export type SignupMode = (typeof SIGNUP_MODES)[number];
 
@@ -168,6 +187,13 @@ const schema = {
     TEMPORAL_NAMESPACE: { type: 'string', minLength: 1 },
     TEMPORAL_UI_URL: { type: 'string', pattern: '^https?://' },
     TEMPORAL_TASK_QUEUE: { type: 'string', minLength: 1 },
+    TEMPORAL_TLS: { enum: ['true', 'false', '1', '0'] },
+    TEMPORAL_TLS_SERVER_NAME: { type: 'string', pattern: `^${DOMAIN}$` },
+    TEMPORAL_TLS_CA_PATH: { type: 'string', minLength: 1 },
+    TEMPORAL_TLS_CERT_PATH: { type: 'string', minLength: 1 },
+    TEMPORAL_TLS_KEY_PATH: { type: 'string', minLength: 1 },
+    TEMPORAL_API_KEY: { type: 'string', pattern: '^[\\x21-\\x7e]{8,4096}$' },
+    DATABASE_POOL_MAX: { type: 'string', pattern: '^[1-9][0-9]{0,2}$' },
     S3_ENDPOINT: { type: 'string', pattern: '^https?://' },
     S3_PUBLIC_ENDPOINT: { type: 'string', pattern: '^https?://' },
     S3_REGION: { type: 'string', minLength: 1 },
@@ -228,6 +254,8 @@ const schema = {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
     STRIPE_SECRET_KEY: ['STRIPE_WEBHOOK_SECRET'],
     STRIPE_WEBHOOK_SECRET: ['STRIPE_SECRET_KEY'],
+    TEMPORAL_TLS_CERT_PATH: ['TEMPORAL_TLS_KEY_PATH'],
+    TEMPORAL_TLS_KEY_PATH: ['TEMPORAL_TLS_CERT_PATH'],
   },
 } as const;
 
@@ -264,6 +292,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     temporalNamespace: present.TEMPORAL_NAMESPACE ?? 'default',
     temporalUiUrl: present.TEMPORAL_UI_URL,
     temporalTaskQueue: present.TEMPORAL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    temporalTls: temporalTlsConfig(present, bool),
+    databasePoolMax: Number(present.DATABASE_POOL_MAX ?? 20),
     s3: present.S3_ENDPOINT
       ? {
           endpoint: present.S3_ENDPOINT,
@@ -347,6 +377,34 @@ function paymentsConfig(present: Record<string, string>): PaymentsConfig | undef
     maxCredits,
     autoTopUpPeriodSeconds: Number(present.AUTO_TOPUP_PERIOD_SECONDS ?? 86_400),
   };
+}
+
+/** The TEMPORAL_TLS_* variables and TEMPORAL_API_KEY: refused when they contradict each other or name a file that is not there. */
+function temporalTlsConfig(present: Record<string, string>, bool: (v: string | undefined, dflt: boolean) => boolean): TemporalTlsConfig | undefined {
+  const on = bool(present.TEMPORAL_TLS, present.TEMPORAL_API_KEY !== undefined);
+  const named = ['TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH'].filter((k) => present[k] !== undefined);
+  if (!on) {
+    if (named.length > 0) throw new ConfigError(`Invalid environment configuration:\n  - ${named.join(', ')} set while TEMPORAL_TLS=false: set TEMPORAL_TLS=true, or leave them out`);
+    if (present.TEMPORAL_API_KEY !== undefined) throw new ConfigError('Invalid environment configuration:\n  - TEMPORAL_API_KEY is sent only over TLS: leave TEMPORAL_TLS unset or true');
+    return undefined;
+  }
+  for (const key of ['TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH']) {
+    const file = present[key];
+    if (file !== undefined && !isReadableFile(file)) throw new ConfigError(`Invalid environment configuration:\n  - ${key}=${file} is not a readable file`);
+  }
+  return {
+    serverName: present.TEMPORAL_TLS_SERVER_NAME, caPath: present.TEMPORAL_TLS_CA_PATH,
+    certPath: present.TEMPORAL_TLS_CERT_PATH, keyPath: present.TEMPORAL_TLS_KEY_PATH, apiKey: present.TEMPORAL_API_KEY,
+  };
+}
+
+function isReadableFile(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Parses `k2:base64key,k1:base64key` (the form of TEMPORAL_CODEC_KEYS and of the development key file). */

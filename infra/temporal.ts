@@ -5,9 +5,11 @@
 import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
-import { NativeConnection, Runtime, type LogLevel, type LogMetadata } from '@temporalio/worker';
+import { NativeConnection, Runtime, type LogLevel, type LogMetadata, type TLSConfig } from '@temporalio/worker';
+import fs from 'node:fs';
 import net from 'node:net';
 import { log } from '../core/log';
+import type { TemporalTlsConfig } from '../config/env';
 
 let runtimeInstalled = false;
 /** Where the SDK core serves its Prometheus metrics (null: not at all, or a runtime installed by someone else). */
@@ -76,9 +78,23 @@ export interface TemporalTelemetry {
   tracing?: boolean;
 }
 
-export async function connectTemporal(address: string, namespace: string, dataConverter: DataConverter, telemetry: TemporalTelemetry = {}): Promise<TemporalHandles> {
+/**
+ * How every connection to Temporal is secured (the gateway's, the CLI's, the benchmark's): TLS with the given CA,
+ * server name and client certificate, and Temporal Cloud's API key; nothing without TLS configured. The files
+ * are read at each connect, so a renewed certificate is picked up by the next connection.
+ */
+export function temporalConnectionOptions(tls: TemporalTlsConfig | undefined): { tls?: TLSConfig | boolean; apiKey?: string } {
+  if (!tls) return {};
+  const config: TLSConfig = {};
+  if (tls.serverName) config.serverNameOverride = tls.serverName;
+  if (tls.caPath) config.serverRootCACertificate = fs.readFileSync(tls.caPath);
+  if (tls.certPath && tls.keyPath) config.clientCertPair = { crt: fs.readFileSync(tls.certPath), key: fs.readFileSync(tls.keyPath) };
+  return { tls: Object.keys(config).length > 0 ? config : true, ...(tls.apiKey ? { apiKey: tls.apiKey } : {}) };
+}
+
+export async function connectTemporal(address: string, namespace: string, dataConverter: DataConverter, telemetry: TemporalTelemetry = {}, tls?: TemporalTlsConfig): Promise<TemporalHandles> {
   if (!runtimeInstalled) installRuntime(telemetry.metrics ? telemetry.metricsAddress ?? await freeLoopbackAddress() : null);
-  const connection = await NativeConnection.connect({ address });
+  const connection = await NativeConnection.connect({ address, ...temporalConnectionOptions(tls) });
   const client = new Client({
     connection, namespace, dataConverter,
     ...(telemetry.tracing ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),

@@ -84,7 +84,7 @@ export interface Runtime {
 
 export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const log = opts.log ?? defaultLog;
-  const db = createDb(opts.databaseUrl, { poolMax: 20 });
+  const db = createDb(opts.databaseUrl, { poolMax: opts.config.databasePoolMax });
   await prepareDatabase(db);
   const storage = new ObjectStorage(opts.s3);
   // Object storage is not needed to start (chat never touches it): the bucket is made now if S3 answers, else on first use.
@@ -93,7 +93,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const tracing = opts.config.otlpEndpoint ? startTracing({ endpoint: opts.config.otlpEndpoint, serviceName: opts.config.otelServiceName }) : null;
   const temporal = await connectTemporal(opts.temporalAddress, opts.config.temporalNamespace, gatewayDataConverter(codec), {
     metrics: opts.config.metricsEnabled, metricsAddress: opts.config.temporalMetricsAddress, tracing: Boolean(tracing),
-  });
+  }, opts.config.temporalTls);
   const metrics = opts.config.metricsEnabled ? new GatewayMetrics(temporal.metricsUrl) : null;
   // Charges are counted where they settle (the worker's ledger calls, a stream's own settlement in the API's stream worker).
   const unobserveCharges = metrics ? onSettlement((s) => metrics.observeCharge({ endpoint: s.endpoint, model: s.model, credits: microToCredits(s.chargedMicro) })) : null;

@@ -19,6 +19,7 @@ const commands = {
   cli: 'dist/cli/gateway.js',
   bench: 'dist/bench/run.js',
   'record-histories': 'dist/scripts/record-histories.js',
+  cluster: 'dist/main/cluster.js',
 };
 
 /**
@@ -127,8 +128,8 @@ function main() {
   ensureDependencies();
   if (process.env.GATEWAY_SKIP_BUILD !== '1') {
     build();
-    if (name === 'start' || name === 'test' || name === 'api' || name === 'api-worker') buildWeb();
-    if (name === 'start' || name === 'test' || name === 'worker' || name === 'api-worker' || name === 'bench' || name === 'record-histories') buildWorkflowBundles();
+    if (name === 'start' || name === 'test' || name === 'api' || name === 'api-worker' || name === 'cluster') buildWeb();
+    if (name === 'start' || name === 'test' || name === 'worker' || name === 'api-worker' || name === 'bench' || name === 'record-histories' || name === 'cluster') buildWorkflowBundles();
   }
   if (GATEWAY_COMMANDS.has(name)) {
     runGateway(target, process.argv.slice(3));

@@ -3,15 +3,17 @@
  * stops on any error, builds the stack's Go tools if missing (so no test times out on a first build),
  * then runs the whole mocha suite. Tests start the real stack themselves (test/support/stack.ts) and stop
  * it. GATEWAY_SKIP_LINT=1 skips the lint step (e.g. when running one test file).
- * `npm run test:faults` (`--faults`) runs the fault suite (test/faults) instead, on a stack of its own.
+ * `npm run test:faults` (`--faults`) runs the fault suite (test/faults) instead, on a stack of its own;
+ * `npm run test:cluster` (`--cluster`) the cluster suite (test/cluster): the Temporal server on Postgres, two APIs, two workers.
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { loadConfig } from '../config/env';
 import { repoRoot } from '../core/paths';
-import { ensureGoTool, HELM, KUBECONFORM, MINIO, STRIPE_MOCK, TEMPORAL_CLI } from '../stack/go-tools';
+import { ensureGoTool, HELM, KUBECONFORM, MINIO, STRIPE_MOCK, TEMPORAL_CLI, TEMPORAL_SERVER, TEMPORAL_SQL_TOOL } from '../stack/go-tools';
 
-if (process.env.GATEWAY_SKIP_LINT !== '1' && process.argv[2] !== '--faults') {
+const suite = process.argv[2] === '--faults' ? 'faults' : process.argv[2] === '--cluster' ? 'cluster' : null;
+if (process.env.GATEWAY_SKIP_LINT !== '1' && !suite) {
   const eslint = path.join(repoRoot, 'node_modules', 'eslint', 'bin', 'eslint.js');
   const started = Date.now();
   process.stderr.write('[test] linting (eslint) ...\n');
@@ -26,15 +28,19 @@ if (process.env.GATEWAY_SKIP_LINT !== '1' && process.argv[2] !== '--faults') {
 const config = loadConfig();
 ensureGoTool(TEMPORAL_CLI, config.cacheDir);
 ensureGoTool(MINIO, config.cacheDir);
-if (process.argv[2] !== '--faults') {
+if (!suite) {
   ensureGoTool(HELM, config.cacheDir);
   ensureGoTool(KUBECONFORM, config.cacheDir);
   ensureGoTool(STRIPE_MOCK, config.cacheDir);
 }
+if (suite === 'cluster') {
+  ensureGoTool(TEMPORAL_SERVER, config.cacheDir);
+  ensureGoTool(TEMPORAL_SQL_TOOL, config.cacheDir);
+}
 
 const mocha = path.join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
-const args = process.argv[2] === '--faults'
-  ? ['--no-config', '--require', 'dist/test/support/root-hooks.js', '--timeout', '60000', '--exit', 'dist/test/faults/**/*.test.js', ...process.argv.slice(3)]
+const args = suite
+  ? ['--no-config', '--require', 'dist/test/support/root-hooks.js', '--timeout', '60000', '--exit', `dist/test/${suite}/**/*.test.js`, ...process.argv.slice(3)]
   : withOnlyNamedFiles(process.argv.slice(2));
 
 /**

@@ -12,6 +12,8 @@ export interface GoTool {
   envVar: string;
   /** `go install` target, pinned. */
   module: string;
+  /** The name `go install` gives the binary (the package's last path element), when it is not `name`. */
+  installs?: string;
 }
 
 export const TEMPORAL_CLI: GoTool = {
@@ -49,6 +51,49 @@ export const STRIPE_MOCK: GoTool = {
   module: 'github.com/stripe/stripe-mock@v0.203.0',
 };
 
+/** The Temporal server (frontend, history, matching and worker services) for the production-shaped local cluster. */
+export const TEMPORAL_SERVER: GoTool = {
+  name: 'temporal-server',
+  envVar: 'TEMPORAL_SERVER_PATH',
+  // Later patch releases ask for a newer Go toolchain than the one the project expects.
+  module: 'go.temporal.io/server/cmd/server@v1.32.0',
+  installs: 'server',
+};
+
+/** The Temporal server's SQL schema tool (setup-schema, update-schema), from the same module. */
+export const TEMPORAL_SQL_TOOL: GoTool = {
+  name: 'temporal-sql-tool',
+  envVar: 'TEMPORAL_SQL_TOOL_PATH',
+  module: 'go.temporal.io/server/cmd/tools/sql@v1.32.0',
+  installs: 'sql',
+};
+
+/** The Temporal Web UI server (the same UI the CLI's dev server embeds), pointed at the cluster. */
+export const TEMPORAL_UI_SERVER: GoTool = {
+  name: 'temporal-ui-server',
+  envVar: 'TEMPORAL_UI_SERVER_PATH',
+  // The version the CLI above embeds.
+  module: 'github.com/temporalio/ui-server/v2/cmd/server@v2.42.1',
+  installs: 'server',
+};
+
+/** Where the Go module cache keeps `module@version`'s files (the Temporal server's schema files, say). */
+export function goModuleDir(modulePath: string, version: string): string {
+  const go = findGo();
+  if (!go) throw new Error(`Go is needed to find ${modulePath}@${version} in the module cache`);
+  const cache = execFileSync(go, ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
+  // The module cache spells upper-case letters as '!' + lower case.
+  const dir = path.join(cache, `${modulePath.replace(/[A-Z]/g, (c) => `!${c.toLowerCase()}`)}@${version}`);
+  if (!fs.existsSync(dir)) {
+    execFileSync(go, ['mod', 'download', `${modulePath}@${version}`], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false' } });
+  }
+  return dir;
+}
+
+function findGo(): string {
+  return spawnSync('bash', ['-c', 'command -v go || ls /usr/local/go/bin/go 2>/dev/null'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+}
+
 export function ensureGoTool(tool: GoTool, cacheDir: string, log: (line: string) => void = console.log): string {
   const fromEnv = process.env[tool.envVar];
   if (fromEnv) {
@@ -60,15 +105,21 @@ export function ensureGoTool(tool: GoTool, cacheDir: string, log: (line: string)
   const onPath = spawnSync('bash', ['-c', `command -v ${tool.name}`], { encoding: 'utf8' }).stdout.trim();
   if (onPath && isExecutable(onPath)) return onPath;
 
-  const go = spawnSync('bash', ['-c', 'command -v go || ls /usr/local/go/bin/go 2>/dev/null'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  const go = findGo();
   if (!go) throw new Error(`${tool.name} not found: set ${tool.envVar}, put it on PATH, or install Go so the project can build it`);
   log(`[stack] building ${tool.name} from ${tool.module} into ${path.dirname(cached)} (first run only; this takes a few minutes)`);
   fs.mkdirSync(path.dirname(cached), { recursive: true });
   const started = Date.now();
+  // A tool whose package is named generically (`server`, `sql`) is built aside and renamed, so it never overwrites another.
+  const gobin = tool.installs ? fs.mkdtempSync(path.join(path.dirname(cached), `.${tool.name}-`)) : path.dirname(cached);
   execFileSync(go, ['install', tool.module], {
     stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, GOBIN: path.dirname(cached), GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false' },
+    env: { ...process.env, GOBIN: gobin, GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false' },
   });
+  if (tool.installs) {
+    fs.renameSync(path.join(gobin, tool.installs), cached);
+    fs.rmSync(gobin, { recursive: true, force: true });
+  }
   log(`[stack] built ${tool.name} in ${Math.round((Date.now() - started) / 1000)} s`);
   return cached;
 }
