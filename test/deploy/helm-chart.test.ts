@@ -144,16 +144,17 @@ describe('Helm chart deploy/helm/model-gateway', function () {
     for (const r of rendered) {
       const api = container(one(r, 'Deployment', 'gw-model-gateway-api'));
       const worker = container(one(r, 'Deployment', 'gw-model-gateway-worker'));
-      for (const [c, port] of [[api, 'http'], [worker, 'health']] as const) {
+      for (const [c, port] of [[api, 'http'], [worker, 'metrics']] as const) {
         expect(c.livenessProbe.httpGet).to.deep.equal({ path: '/livez', port });
         expect(c.readinessProbe.httpGet).to.deep.equal({ path: '/readyz', port });
         expect(c.startupProbe.httpGet).to.deep.equal({ path: '/livez', port });
         expect((c.ports as Manifest[]).map((p) => p.name)).to.include(port);
       }
-      const healthPort = (worker.ports as Manifest[]).find((p) => p.name === 'health')!.containerPort;
+      const healthPort = (worker.ports as Manifest[]).find((p) => p.name === 'metrics')!.containerPort;
       expect(healthPort).to.equal(r.values.worker?.healthPort ?? 9464);
       expect(envOf(worker).get('WORKER_HEALTH_PORT')?.value).to.equal(String(healthPort));
-      expect(envOf(worker).get('WORKER_METRICS_PORT')?.value).to.equal(String((worker.ports as Manifest[]).find((p) => p.name === 'metrics')!.containerPort));
+      // One server answers the probes and /metrics: WORKER_METRICS_PORT would move it off the probes' port.
+      expect(envOf(worker).has('WORKER_METRICS_PORT')).to.equal(false);
       const apiPort = (api.ports as Manifest[]).find((p) => p.name === 'http')!.containerPort;
       expect(one(r, 'ConfigMap', 'gw-model-gateway').data.PORT).to.equal(String(apiPort));
       // Kubelet and Prometheus name the pod's IP in Host: the API must answer it (config/env.ts ALLOWED_HOSTS).
