@@ -112,7 +112,7 @@ export interface GatewayConfig {
   holdSweep: { everySeconds: number; minAgeSeconds: number };
   /**
    * Admission control: model requests one API process serves at once; beyond it a 503 with Retry-After
-   * (0: unbounded). See bench/README.md for how the default was chosen.
+   * (0: unbounded). See bench/results/HISTORY.md for how the default was chosen.
    */
   maxInFlight: number;
   /** Prometheus metrics at `GET /metrics` (and the Temporal SDK's own, appended). */

@@ -38,7 +38,7 @@ export interface UpstreamStream {
  * is still unread; throws an UpstreamError for everything else, classified as upstreamJson classifies.
  * Aborting `signal` cancels the request, body included, until `done` runs. A JSON, text or byte body goes
  * through node:http(s) on kept-alive connections (less CPU and an earlier first byte than `fetch`,
- * bench/README.md); a form through `fetch`.
+ * bench/results/HISTORY.md); a form through `fetch`.
  */
 export async function upstreamStream(provider: string, url: string, req: UpstreamRequest = {}): Promise<UpstreamStream> {
   if (isPlainBody(req)) {
@@ -140,7 +140,7 @@ async function upstreamFetch(provider: string, url: string, req: UpstreamRequest
 /**
  * Sends a request and parses a JSON answer; a body that is not JSON is a `bad_response`. A JSON, text or
  * byte body goes out through node:http(s) on keep-alive connections (a third of `fetch`'s CPU per call,
- * bench/README.md); a form (multipart uploads) through `fetch`, which encodes it.
+ * bench/results/HISTORY.md); a form (multipart uploads) through `fetch`, which encodes it.
  */
 export async function upstreamJson<T = unknown>(provider: string, url: string, req: UpstreamRequest = {}): Promise<{ body: T; headers: Headers; status: number }> {
   const { status, headers, text } = isPlainBody(req) ? await sendPlain(provider, url, req) : await fetchText(provider, url, req);

@@ -2,7 +2,7 @@
  * What a gateway process preloads into every one of its threads (`node --require
  * dist/worker/sandbox-preload.js`: scripts/bootstrap.js GATEWAY_NODE_FLAGS, the image's NODE_OPTIONS), so that
  * it reaches the Temporal SDK's workflow thread too. Two costs of the workflow sandbox go, both measured in
- * bench/README.md ("The workflow sandbox"):
+ * bench/results/HISTORY.md ("The workflow sandbox"):
  *
  * - A watchdog thread per call. The SDK runs every call into a workflow's V8 context (create, each
  *   activation, microtasks, dispose: about seven per request) with `vm`'s `timeout` option, its

@@ -69,13 +69,13 @@ export async function createGatewayWorker(opts: GatewayWorkerOptions): Promise<W
     // A request's workflow task stays open while its hop (a local activity) runs, so every request in flight
     // holds a slot for its whole duration, and eager start is only asked for while one is free. At 200, under
     // overload (GATEWAY_MAX_IN_FLIGHT 128 plus streams and watchers) runs started without one waited seconds
-    // on the normal queue: served p99 at concurrency 256 was 4.2-6.8 s, 2.3-2.5 s at 600 (bench/README.md "Overload").
+    // on the normal queue: served p99 at concurrency 256 was 4.2-6.8 s, 2.3-2.5 s at 600 (bench/results/HISTORY.md "Overload").
     maxConcurrentWorkflowTaskExecutions: 600,
     maxConcurrentActivityTaskExecutions: 400,
     maxConcurrentLocalActivityExecutions: 400,
     // Runs the server could not start eagerly (no free slot at that moment) wait on the normal queue: with the
     // SDK's 0.2 only 2 of 10 pollers serve it, and at the in-flight bound those runs waited 3-5 s before their first
-    // task (the overload p99 tail; bench/README.md "Overload"). Request workflows need few sticky pollers.
+    // task (the overload p99 tail; bench/results/HISTORY.md "Overload"). Request workflows need few sticky pollers.
     nonStickyToStickyPollRatio: 1,
     // A stream's running usage reaches the server within a second (the SDK's default waits most of the heartbeat timeout).
     maxHeartbeatThrottleInterval: '1 second',
