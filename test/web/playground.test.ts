@@ -124,6 +124,19 @@ describe('web app: the Playground in Chromium', function () {
     expect(messages.filter((m: any) => m.role === 'user').at(-1).content).to.equal('First line\nsecond line');
   });
 
+  it('sets LaTeX as math and gives every code block a Copy button', async () => {
+    await ownerPage.send('Euler: $e^{i\\pi} + 1 = 0$, costs $5 and $6\n\n$$\\int_0^1 x^2 dx = \\frac{1}{3}$$\n\n```js\nconst answer = 42;\n```');
+    await ownerPage.settledReply();
+    const mine = ownerPage.page.getByRole('article', { name: 'user message' }).last();
+    expect(await mine.locator('.markdown math').count()).to.equal(2);
+    expect(await mine.locator('.markdown math[display=block]').count()).to.equal(1);
+    expect(await mine.locator('.markdown').textContent()).to.include('costs $5 and $6');
+    await ownerPage.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway.url });
+    await mine.getByRole('button', { name: 'Copy' }).click();
+    await mine.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await ownerPage.page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).to.equal('const answer = 42;');
+  });
+
   it('compares two models side by side, each with its cost and latency', async () => {
     const [a, b] = await ownerPage.compare('Which is cheaper?', ['sim-chat', 'sim-chat-mini']);
     expect(await a.locator('.receipt').textContent()).to.match(/served by sim-chat .* ms/);
