@@ -136,12 +136,14 @@ describe('azure-openai provider against a fake Azure OpenAI resource', function 
   describe('with Microsoft Entra ID (client credentials against a fake authority)', () => {
     it('asks the authority once for a token, sends it as a bearer, and reuses it while it lives', async () => {
       azure.authority.tokenRequests.length = 0;
-      azure.on('gpt-4o', 'chat/completions', { json: completion });
+      azure.on('gpt-4o', 'chat/completions', (req) => (req.json.stream ? { sse: streamToolCalls } : { json: completion }));
       azure.on('text-embedding-3-small', 'embeddings', { json: embeddings });
       const entra = provider('entra');
-      await entra.chat!('gpt-4o').doGenerate({ messages: [{ role: 'user', content: 'hi' }] }, ctx);
-      await entra.embedding!('text-embedding-3-small').doEmbed({ input: ['a', 'b'] }, ctx);
-      await collect(entra.chat!('gpt-4o').doStream({ messages: [{ role: 'user', content: 'hi' }] }, ctx)).catch(() => undefined);
+      expect((await entra.chat!('gpt-4o').doGenerate({ messages: [{ role: 'user', content: 'hi' }] }, ctx)).usage).to.deep.equal({ inputTokens: 3000, outputTokens: 1200 });
+      expect((await entra.embedding!('text-embedding-3-small').doEmbed({ input: ['a', 'b'] }, ctx)).embeddings).to.have.length(2);
+      const streamed = await collect(entra.chat!('gpt-4o').doStream({ messages: [{ role: 'user', content: 'hi' }] }, ctx));
+      expect(streamed.at(-1)).to.deep.include({ type: 'finish', finishReason: 'tool_calls' });
+      expect(azure.received('gpt-4o', 'chat/completions')).to.have.length(2);
       expect(azure.authority.tokenRequests).to.have.length(1);
       const [form] = azure.authority.tokenRequests;
       expect([form.get('grant_type'), form.get('client_id'), form.get('scope')]).to.deep.equal(['client_credentials', CLIENT_ID, 'https://cognitiveservices.azure.com/.default']);

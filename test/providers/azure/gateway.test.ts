@@ -57,6 +57,29 @@ describe('Azure OpenAI through the gateway', function () {
     expect((await getBalance(gateway.runtime.db, tenant.workspaceId)).totalMicro).to.equal(10_000_000);
   });
 
+  it('with Entra ID instead of a key: the bearer its authority issued reaches the deployment, one token for several calls', async () => {
+    const entraGateway = await startTestGateway({ env: { ...azure.env('entra'), AZURE_OPENAI_API_KEY: '' } });
+    try {
+      azure.data.reset();
+      azure.authority.tokenRequests.length = 0;
+      azure.on('gpt-4o', 'chat/completions', { json: completion });
+      const tenant = await entraGateway.newTenant({ credits: 10 });
+      for (let i = 0; i < 2; i++) {
+        const res = await tenant.fetch('/v1/chat/completions', {
+          method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'azure-gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        expect(res.status, await res.clone().text()).to.equal(200);
+        expect(res.headers.get('x-credits-used')).to.equal('1.95');
+      }
+      expect(azure.authority.tokenRequests).to.have.length(1);
+      expect(azure.received('gpt-4o', 'chat/completions').map((sent) => [sent.headers.authorization, sent.headers['api-key']]))
+        .to.deep.equal([['Bearer entra-token-1', undefined], ['Bearer entra-token-1', undefined]]);
+    } finally {
+      await entraGateway.stop();
+    }
+  });
+
   it('without Azure configuration the Azure models answer 503 provider_not_configured', async () => {
     const tenant = await bare.newTenant({ credits: 10 });
     const res = await tenant.fetch('/v1/chat/completions', {
