@@ -1,0 +1,99 @@
+/**
+ * A hop's model call kept in step with its run. A run terminated by an operator or stopped by its execution
+ * timeout runs no code of its own, and a local activity is not told: without a watch its call would go on
+ * and settle a charge the client was told it would not pay. So while the call is in flight:
+ *
+ * - it heartbeats (an ordinary activity learns of a cancellation, or of its run being gone, from the answer);
+ * - its cancellation (the run cancelled, the heartbeat answered that the run is gone) aborts the upstream call;
+ * - from `FIRST_LOOK_MS` on it asks the server every `EVERY_MS` whether its run is still running, and aborts
+ *   the call when it is not (terminated, timed out, gone);
+ * - before settling, a call that ran past `FIRST_LOOK_MS` asks once more: a run that ended settles nothing.
+ *   Its hold is given back by whoever saw the run end (the API answering `request_stopped`, or the hold
+ *   sweeper).
+ *
+ * A server that cannot be asked is taken to mean the run goes on (the hop's own rules close its books).
+ */
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { log } from '../core/log';
+
+const FIRST_LOOK_MS = 2_000;
+const EVERY_MS = 2_000;
+const HEARTBEAT_EVERY_MS = 1_000;
+
+/** The failure of a hop whose run ended while it called its model: nothing is settled. */
+export const RUN_STOPPED = 'RunStopped';
+
+export class RunWatch {
+  private readonly abort = new AbortController();
+  private readonly startedAt = Date.now();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly client: Client | null;
+
+  constructor(private readonly context: Context) {
+    this.client = clientOf(context);
+    const cancelled = context.cancellationSignal;
+    if (cancelled.aborted) this.stop(`its activity was cancelled (${String(cancelled.reason)})`);
+    else cancelled.addEventListener('abort', () => this.stop(`its activity was cancelled (${String(cancelled.reason)})`), { once: true });
+    if (!context.info.isLocal) {
+      context.heartbeat();
+      this.timers.push(setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS));
+    }
+    if (this.client) {
+      const first = setTimeout(() => {
+        void this.look();
+        this.timers.push(setInterval(() => void this.look(), EVERY_MS));
+      }, FIRST_LOOK_MS);
+      this.timers.push(first);
+    }
+  }
+
+  /** Aborted once the run is known to be over (give it to the upstream call). */
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  get stopped(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  /** Before settling: throws (non-retryable) when the run is over; a call that took a while asks the server first. */
+  async ensureRunning(): Promise<void> {
+    if (!this.stopped && Date.now() - this.startedAt >= FIRST_LOOK_MS) await this.look();
+    if (this.stopped) {
+      throw ApplicationFailure.create({ message: `the hop's run ended while it called its model (${String(this.abort.signal.reason)}); nothing is settled`, type: RUN_STOPPED, nonRetryable: true });
+    }
+  }
+
+  end(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+  }
+
+  private stop(reason: string): void {
+    if (this.stopped) return;
+    log.info({ workflowId: this.context.info.workflowExecution?.workflowId, reason }, 'a hop stops: its run ended');
+    this.abort.abort(reason);
+    this.end();
+  }
+
+  private async look(): Promise<void> {
+    const execution = this.context.info.workflowExecution;
+    if (this.stopped || !this.client || !execution) return;
+    try {
+      const { status } = await this.client.workflow.getHandle(execution.workflowId, execution.runId).describe();
+      if (status.name !== 'RUNNING') this.stop(`its run is ${status.name.toLowerCase()}`);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) this.stop('its run is gone');
+    }
+  }
+}
+
+/** The worker's client (absent in a mock activity environment). */
+function clientOf(context: Context): Client | null {
+  try {
+    return context.client ?? null;
+  } catch {
+    return null;
+  }
+}
