@@ -165,7 +165,7 @@ export function createRequestActivities(deps: ActivityDeps) {
     async serveHop(input: ServeHopInput): Promise<ServeHopResult> {
       // A run cancelled, terminated or timed out while its hop calls stops the call, and settles nothing (activities/run-watch.ts).
       const watch = new RunWatch(Context.current());
-      try {
+      return watch.guard(async () => {
         const begun = deps.firstHops?.claim<ServeHopResult, null>(input.hold.reservationId, input.model);
         // A run that ended while its first hop still calls stops that hop, as it would stop its own call.
         if (begun) watch.signal.addEventListener('abort', () => begun.stop('its run ended'), { once: true });
@@ -175,9 +175,7 @@ export function createRequestActivities(deps: ActivityDeps) {
         });
         handOverAnswer(deps, input, outcome);
         return outcome;
-      } finally {
-        watch.end();
-      }
+      });
     },
 
     /** A hold on its own (video jobs price their hops themselves). */

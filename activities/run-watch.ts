@@ -17,13 +17,11 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { log } from '../core/log';
+import { RUN_STOPPED } from './failures';
 
 const FIRST_LOOK_MS = 2_000;
 const EVERY_MS = 2_000;
 const HEARTBEAT_EVERY_MS = 1_000;
-
-/** The failure of a hop whose run ended while it called its model: nothing is settled. */
-export const RUN_STOPPED = 'RunStopped';
 
 export class RunWatch {
   private readonly abort = new AbortController();
@@ -61,9 +59,25 @@ export class RunWatch {
   /** Before settling: throws (non-retryable) when the run is over; a call that took a while asks the server first. */
   async ensureRunning(): Promise<void> {
     if (!this.stopped && Date.now() - this.startedAt >= FIRST_LOOK_MS) await this.look();
-    if (this.stopped) {
-      throw ApplicationFailure.create({ message: `the hop's run ended while it called its model (${String(this.abort.signal.reason)}); nothing is settled`, type: RUN_STOPPED, nonRetryable: true });
+    if (this.stopped) throw this.failure();
+  }
+
+  /**
+   * Runs the hop: a failure once the run is known to be over (the aborted call's, most often) becomes the
+   * non-retryable `RunStopped`, so the hop is not tried again for a run that is over.
+   */
+  async guard<T>(hop: () => Promise<T>): Promise<T> {
+    try {
+      return await hop();
+    } catch (err) {
+      throw this.stopped ? this.failure() : err;
+    } finally {
+      this.end();
     }
+  }
+
+  private failure(): ApplicationFailure {
+    return ApplicationFailure.create({ message: `the hop's run ended while it called its model (${String(this.abort.signal.reason)}); nothing is settled`, type: RUN_STOPPED, nonRetryable: true });
   }
 
   end(): void {
@@ -72,7 +86,7 @@ export class RunWatch {
 
   private stop(reason: string): void {
     if (this.stopped) return;
-    log.info({ workflowId: this.context.info.workflowExecution?.workflowId, reason }, 'a hop stops: its run ended');
+    log.warn({ workflowId: this.context.info.workflowExecution?.workflowId, reason }, 'a hop stops its model call: its run ended');
     this.abort.abort(reason);
     this.end();
   }

@@ -74,12 +74,15 @@ export interface WebhookCall {
   path: string;
   status: number;
   body: any;
+  headers: http.IncomingHttpHeaders;
 }
 
 export class WebhookSink {
   readonly calls: WebhookCall[] = [];
   /** Paths that answer 503 Service Unavailable. */
   readonly down = new Set<string>();
+  /** Paths that take this long (ms) to answer (a slow receiver); the call is recorded when it arrives. */
+  readonly slow = new Map<string, number>();
   private server: http.Server | null = null;
   url = '';
 
@@ -96,8 +99,11 @@ export class WebhookSink {
         } catch {
           body = Buffer.concat(chunks).toString('utf8');
         }
-        this.calls.push({ path, status, body });
-        res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'service_unavailable');
+        this.calls.push({ path, status, body, headers: req.headers });
+        const answer = () => { if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'service_unavailable'); };
+        const delay = this.slow.get(path);
+        if (delay) setTimeout(answer, delay);
+        else answer();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
