@@ -4,9 +4,10 @@
  *
  * The delivery row is recorded (`sending`) and committed before anything is sent; the message then goes out
  * carrying the delivery's id (`X-Gateway-Delivery-Id` and `Idempotency-Key` on a webhook, the `Message-ID`
- * and `X-Gateway-Delivery-Id` of an e-mail), and the row becomes `sent`. An attempt that finds the row `sent`
- * (or given up) sends nothing; one that finds it `sending` (the previous attempt's process died mid-send, or
- * its send failed) sends again, with the same id. The channel's target is read at send time, so a corrected
+ * and `X-Gateway-Delivery-Id` of an e-mail) while the row is locked, and the row becomes `sent`. An attempt
+ * that finds the row `sent` (or given up) sends nothing, and one running at the same time waits for the lock
+ * and then finds it sent; one that finds it `sending` (the previous attempt's process died mid-send, or its
+ * send failed) sends again, with the same id. The channel's target is read at send time, so a corrected
  * address or URL is used by the next retry, and a deleted alert stops retrying. When the retries run out of
  * time, the delivery is recorded as `failed` (recordGivenUpDelivery): the alert shows it, and the watcher
  * does not start it again in that cycle.
@@ -42,11 +43,17 @@ export async function deliverBudgetAlert(db: Knex, delivery: DueDelivery, email:
   });
   if (typeof recorded === 'string') return recorded;
   const deliveryId = alertDeliveryId(delivery);
-  if (delivery.channel === 'email') await sendEmail(email, { ...alertEmail(delivery.payload, recorded.email!.to), deliveryId });
-  else await postChatMessage(recorded.webhook!.url, alertChatMessage(delivery.payload), { ...webhook, deliveryId });
-  await db('budget_alert_deliveries').where({ alert_id: delivery.alertId, cycle: delivery.cycle, channel: delivery.channel, status: 'sending' })
-    .update({ status: 'sent', delivered_at: db.fn.now() });
-  return 'sent';
+  // The row stays locked while sending: an attempt running at once waits, then finds it sent. A process that
+  // dies mid-send lets go of the lock with its connection, and the retry sends again, with the same id.
+  return db.transaction(async (trx) => {
+    const row = await trx('budget_alert_deliveries').where({ alert_id: delivery.alertId, cycle: delivery.cycle, channel: delivery.channel }).forUpdate().first('status');
+    if (row?.status !== 'sending') return 'already_sent';
+    if (delivery.channel === 'email') await sendEmail(email, { ...alertEmail(delivery.payload, recorded.email!.to), deliveryId });
+    else await postChatMessage(recorded.webhook!.url, alertChatMessage(delivery.payload), { ...webhook, deliveryId });
+    await trx('budget_alert_deliveries').where({ alert_id: delivery.alertId, cycle: delivery.cycle, channel: delivery.channel })
+      .update({ status: 'sent', delivered_at: trx.fn.now() });
+    return 'sent';
+  });
 }
 
 /** Records a delivery whose retries ran out of time as `failed`, with why (nothing when the alert is gone). */

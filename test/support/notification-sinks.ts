@@ -11,6 +11,9 @@ export interface ReceivedEmail {
   to: string[];
   subject: string;
   text: string;
+  messageId: string;
+  /** The sender's `X-Gateway-Delivery-Id` header ('' without one). */
+  deliveryId: string;
 }
 
 /** Decodes a quoted-printable body (nodemailer uses it for long lines). */
@@ -26,7 +29,7 @@ function parseMessage(raw: string, envelope: { from: string; to: string[] }): Re
   const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
   const text = /quoted-printable/i.test(header('Content-Transfer-Encoding')) ? decodeQuotedPrintable(body)
     : /base64/i.test(header('Content-Transfer-Encoding')) ? Buffer.from(body, 'base64').toString('utf8') : body;
-  return { from: envelope.from, to: envelope.to, subject: header('Subject'), text };
+  return { from: envelope.from, to: envelope.to, subject: header('Subject'), text, messageId: header('Message-ID'), deliveryId: header('X-Gateway-Delivery-Id') };
 }
 
 export class SmtpSink {
