@@ -315,6 +315,10 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
       const chat = await send(t, '/v1/chat/completions', { method: 'POST', headers: json, body: chatBody('spend something') });
       expect(chat.status).to.equal(200);
       await waitFor('the webhook to be called', () => sink.calls.filter((c) => c.path === path).length === 1, 60_000);
+      // Recorded before it was sent.
+      const recorded = await stack.db('budget_alert_deliveries').join('budget_alerts', 'budget_alerts.id', 'budget_alert_deliveries.alert_id')
+        .where('budget_alerts.workspace_id', t.workspaceId).select('budget_alert_deliveries.status');
+      expect(recorded.map((r) => r.status)).to.deep.equal(['sending']);
       await stack.killWorker();
       const killedAt = Date.now();
       await stack.startWorker();
