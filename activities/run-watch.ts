@@ -29,12 +29,11 @@ export class RunWatch {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly client: Client | null;
 
-  constructor(private readonly context: Context) {
+  /** `heartbeat: false` for an activity that heartbeats on its own (a stream, with its progress). */
+  constructor(private readonly context: Context, opts: { heartbeat?: boolean } = {}) {
     this.client = clientOf(context);
-    const cancelled = context.cancellationSignal;
-    if (cancelled.aborted) this.stop(`its activity was cancelled (${String(cancelled.reason)})`);
-    else cancelled.addEventListener('abort', () => this.stop(`its activity was cancelled (${String(cancelled.reason)})`), { once: true });
-    if (!context.info.isLocal) {
+    onRunEnded(context, (why) => this.stop(why));
+    if (!context.info.isLocal && opts.heartbeat !== false) {
       context.heartbeat();
       this.timers.push(setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS));
     }
@@ -110,4 +109,19 @@ function clientOf(context: Context): Client | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Calls `stopped` once the activity is cancelled because its run ended or no longer wants it (cancelled,
+ * terminated, timed out: the cancellation's reason says `CANCELLED`, `NOT_FOUND`, `TIMED_OUT`...), but not
+ * when its own worker shuts down (that work is taken up again elsewhere).
+ */
+export function onRunEnded(context: Context, stopped: (why: string) => void): void {
+  const cancelled = context.cancellationSignal;
+  const check = () => {
+    const reason = cancelled.reason instanceof Error ? cancelled.reason.message : String(cancelled.reason);
+    if (!reason.includes('WORKER_SHUTDOWN')) stopped(`its activity was cancelled (${reason})`);
+  };
+  if (cancelled.aborted) check();
+  else cancelled.addEventListener('abort', check, { once: true });
 }

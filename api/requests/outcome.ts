@@ -112,8 +112,13 @@ export const REQUEST_STOPPED_ACTOR = 'system:request-stopped';
 export async function closeStoppedRun(db: Knex, workflowId: string, err: unknown): Promise<unknown> {
   if (!(err instanceof GatewayError && err.code === 'request_stopped')) return err;
   const holds = await releaseHoldsOfRun(db, workflowId, { actor: REQUEST_STOPPED_ACTOR, reason: 'its run was stopped before it answered', data: { answer: 'request_stopped', status: err.status } });
-  if (holds.chargedMicro === 0) return err;
-  const message = err.message.replace('any credits held for it are given back', `it had already been served and was charged ${microToCredits(holds.chargedMicro)} credits, which stand`);
+  return stoppedWithCharge(err, holds.chargedMicro);
+}
+
+/** A `request_stopped` error saying what was charged before the stop (unchanged when nothing was). */
+export function stoppedWithCharge<E extends GatewayError>(err: E, chargedMicro: number): E | ServiceUnavailableError {
+  if (chargedMicro === 0 || err.code !== 'request_stopped') return err;
+  const message = err.message.replace('any credits held for it are given back', `it was charged ${microToCredits(chargedMicro)} credits for what it had produced by then, which stand`);
   return new ServiceUnavailableError(message, { code: 'request_stopped', status: err.status === 504 ? 504 : 503, retryAfterSeconds: 1 });
 }
 

@@ -17,7 +17,7 @@ import type { HopRecord } from '../../workflows/request-steps';
 import { EndpointKey, ModelKey, RequestIdKey, requestWorkflowId, WorkspaceIdKey } from '../../workflows/contracts';
 import type { AppDeps, GatewayState } from '../http/context';
 import { requirePermission } from '../http/permissions';
-import { failureOfRun } from './outcome';
+import { failureOfRun, stoppedWithCharge } from './outcome';
 
 const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 const RESULT_URL_SECONDS = 3600;
@@ -52,6 +52,8 @@ async function requestOutcome(deps: AppDeps, workspaceId: string, id: string) {
   let error: GatewayError | null = null;
   if (run && state === 'COMPLETED') result = await readResult(deps, run.handle);
   if (run && state && state !== 'RUNNING' && state !== 'COMPLETED') error = await readFailure(run.handle);
+  // A run stopped after it had produced something (a stream cut short) says what that was charged.
+  if (error && usage) error = stoppedWithCharge(error, usage.creditsMicro);
   const attributes = run?.description.typedSearchAttributes;
   const created = usage?.createdAt ?? run?.description.startTime ?? new Date();
   return {

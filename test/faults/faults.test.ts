@@ -193,7 +193,8 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
 
   it('runs terminated while their model is called (worker apart, and API+worker in one process): the call stops, the client is told 503 request_stopped, GET and the ledger agree: nothing charged', async () => {
     const t = await tenant();
-    await stack.startApiWorker();
+    // A second between a stream's parts: its run is terminated while it streams.
+    await stack.startApiWorker({ SIMULATED_STREAM_DELAY_MS: '1000' });
     try {
       await terminatedMidCall(t);
     } finally {
@@ -233,7 +234,39 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     const logs = ['worker.log', 'api-worker.log'].map((f) => fs.readFileSync(join(stack.dir, 'logs', f), 'utf8')).join('\n').split('\n');
     for (const view of views) expect(logs.some((l) => l.includes('a hop stops its model call') && l.includes(`req-${view.requestId}`)), `the call of ${view.requestId} stopped`).to.equal(true);
     showOutcome('terminated mid-call', rows);
-    report.push({ fault: 'terminated mid-call', clients: tally(views), charged: rows.map((r) => ledgerChargeMicro(r.books)).join(',') });
+    const streamed = await terminatedMidStream(t);
+    report.push({ fault: 'terminated mid-call', clients: tally(views), charged: rows.map((r) => ledgerChargeMicro(r.books)).join(','), stream: streamed });
+  }
+
+  /** A stream (a local activity of the API+worker process) whose run is terminated after its first parts. */
+  async function terminatedMidStream(t: FaultTenant): Promise<string> {
+    const res = await t.fetchAt(stack.apiWorkerUrl, '/v1/chat/completions', {
+      method: 'POST', headers: json, body: chatBody('a stream whose run is terminated in the middle of its answer, which is a longer one', { stream: true, stream_options: { include_usage: true }, max_tokens: 400 }),
+    });
+    const id = res.headers.get('x-request-id')!;
+    const reader = res.body!.getReader();
+    let text = '';
+    const parts = () => text.split('\n').filter((l) => l.startsWith('data: {') && !l.includes('"error"')).length;
+    while (parts() < 3) text += Buffer.from((await reader.read()).value!).toString();
+    await temporal.workflow.getHandle(`req-${id}`).terminate('operator');
+    const terminatedAt = Date.now();
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) break;
+      text += Buffer.from(value!).toString();
+    }
+    const endedAfterMs = Date.now() - terminatedAt;
+    const outcome = await finalOutcome(t, id);
+    const books = await booksOf(stack.db, id);
+    const error = text.split('\n').filter((l) => l.startsWith('data: {') && l.includes('"error"')).map((l) => JSON.parse(l.slice(6)).error)[0];
+    showOutcome('stream terminated mid-stream', [{ client: { status: res.status, parts: parts(), done: text.includes('[DONE]'), error, endedAfterMs }, lookup: outcome, books }]);
+    // Stopped mid-answer (told why in an error event), billed what was generated: the answer, GET and the ledger agree.
+    expect(error?.code).to.equal('request_stopped');
+    expect(text).to.not.include('"finish_reason":"stop"');
+    expect(outcome.status).to.equal('failed');
+    expect(books.usage).to.deep.include({ status: 'cancelled' });
+    expect(Math.round(outcome.credits_used * 1_000_000)).to.equal(ledgerChargeMicro(books)).and.to.equal(books.usage!.credits_micro).and.to.be.greaterThan(0);
+    return `${parts()} parts, ${books.usage!.credits_micro} µcr, ended ${endedAfterMs} ms after terminate`;
   }
 
   it('an API+worker process killed with 12 chats and 4 streams in flight: each is found at once by its client X-Request-Id, and its outcome agrees with the ledger; a replay answers to its own id', async () => {
