@@ -160,7 +160,7 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     await expectBooksBalanced([t.workspaceId]);
   });
 
-  it('a run terminated by an operator, and a run hitting its execution timeout: the sweeper releases their holds and audits it', async () => {
+  it('a run terminated by an operator, and a run hitting its execution timeout: the API answering the first gives its hold back, the sweeper the other\'s, each audited', async () => {
     const t = await tenant();
     const pending = send(t, '/v1/chat/completions', { method: 'POST', headers: slowChat(30_000), body: chatBody('terminated') });
     await waitForHolds(t, 1);
