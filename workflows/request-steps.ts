@@ -237,7 +237,8 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
       };
     }
   } catch (err) {
-    if (open) await giveBack(input, open, isCancellation(err) ? 'request cancelled' : 'request failed');
+    // A run found over gives nothing back itself: whoever saw it end does (the API answering it, audited; or the hold sweeper).
+    if (open && !isRunStopped(err)) await giveBack(input, open, isCancellation(err) ? 'request cancelled' : 'request failed');
     throw err;
   }
   return failExhausted(input, hops, lastFailure, startedAt);
