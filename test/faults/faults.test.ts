@@ -181,6 +181,8 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
       typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: t.workspaceId, apiKeyId: t.keyId, model: 'sim-chat', endpoint: 'chat.completions' }),
     });
     const closedAt = Date.now();
+    // Its hold is taken before the books are looked at (the terminated run's is already given back).
+    await waitFor('the timed-out run to hold', () => stack.db('reservations').where({ id: `req-${requestId}:0` }).first(), 30_000);
     await expectBooksBalanced([t.workspaceId]);
     // The API, answering request_stopped, gave the terminated run's hold back; the sweeper the timed-out one's.
     const audits = await stack.db('audit_log').where({ workspace_id: t.workspaceId, action: 'reservation.release' }).orderBy('id');
