@@ -262,13 +262,15 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     const books = await booksOf(stack.db, id);
     const error = text.split('\n').filter((l) => l.startsWith('data: {') && l.includes('"error"')).map((l) => JSON.parse(l.slice(6)).error)[0];
     showOutcome('stream terminated mid-stream', [{ client: { status: res.status, parts: parts(), done: text.includes('[DONE]'), error, endedAfterMs }, lookup: outcome, books }]);
-    // Stopped mid-answer (told why in an error event), billed what was generated: the answer, GET and the ledger agree.
+    // Stopped mid-answer (told why in an error event) and billed what was generated, unless the hold sweeper (every
+    // 3 s here, no minimum age) closed its hold first: either way the answer, GET and the ledger agree.
     expect(error?.code).to.equal('request_stopped');
     expect(text).to.not.include('"finish_reason":"stop"');
     expect(outcome.status).to.equal('failed');
-    expect(books.usage).to.deep.include({ status: 'cancelled' });
-    expect(Math.round(outcome.credits_used * 1_000_000)).to.equal(ledgerChargeMicro(books)).and.to.equal(books.usage!.credits_micro).and.to.be.greaterThan(0);
-    return `${parts()} parts, ${books.usage!.credits_micro} µcr, ended ${endedAfterMs} ms after terminate`;
+    if (books.usage) expect(books.usage.status).to.equal('cancelled');
+    expect(Math.round(outcome.credits_used * 1_000_000)).to.equal(ledgerChargeMicro(books)).and.to.equal(books.usage?.credits_micro ?? 0);
+    expect(books.reservations.map((r) => r.status)).to.be.oneOf([['settled'], ['released']]);
+    return `${parts()} parts, ${books.usage?.credits_micro ?? 0} µcr, ended ${endedAfterMs} ms after terminate`;
   }
 
   it('an API+worker process killed with 12 chats and 4 streams in flight: each is found at once by its client X-Request-Id, and its outcome agrees with the ledger; a replay answers to its own id', async () => {
