@@ -2,6 +2,7 @@
  * Budget alert activities: poke the workspace's watcher after a settlement (cheap when it has no alerts),
  * decide which alerts are due, and deliver one alert on one channel.
  */
+import { heartbeating } from './heartbeat';
 import { activityInfo, Context } from '@temporalio/activity';
 import { cycleOf } from '../domain/billing-cycle';
 import { alertPresence } from '../domain/budget-alerts';
@@ -29,7 +30,8 @@ export function createBudgetActivities(deps: ActivityDeps) {
 
     /** Throws on a failed send (SMTP down, webhook non-2xx): the retry policy tries again. */
     async deliverBudgetAlert(input: DueDelivery): Promise<DeliveryOutcome> {
-      return deliverBudgetAlert(deps.db, input, email, { allowPrivateAddresses: deps.notifications?.allowPrivateWebhooks ?? false });
+      // Heartbeats: a worker that dies mid-send is noticed in seconds, and the retry sends with the same delivery id.
+      return heartbeating(() => deliverBudgetAlert(deps.db, input, email, { allowPrivateAddresses: deps.notifications?.allowPrivateWebhooks ?? false }));
     },
 
     /** The delivery's retries ran out of time: the alert shows it as failed. */

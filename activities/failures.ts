@@ -69,3 +69,17 @@ export function findGatewayError(err: unknown): GatewayError | null {
 export function mayFallBack(err: unknown): boolean {
   return findGatewayError(err)?.fallsBack ?? false;
 }
+
+/** The failure type of a hop whose run ended (terminated, timed out, gone) while it called its model (activities/run-watch.ts). */
+export const RUN_STOPPED = 'RunStopped';
+
+/**
+ * Whether `err` (as the workflow sees it) says the hop's run had already ended: the worker still running that
+ * run's code (it has not heard yet) must not close books or tell a caller anything; the run is over.
+ */
+export function isRunStopped(err: unknown): boolean {
+  for (let cause = err as { cause?: unknown; type?: string } | undefined; cause; cause = cause.cause as typeof cause) {
+    if (cause instanceof ApplicationFailure && cause.type === RUN_STOPPED) return true;
+  }
+  return false;
+}

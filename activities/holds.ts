@@ -9,6 +9,7 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import { findOldHolds, holdWorkflowId, releaseAbandonedHold } from '../domain/abandoned-holds';
 import type { ActivityDeps } from './deps';
 import { pruneStreamProgress } from '../domain/stream-progress';
+import { failStoppedVideoJob } from '../domain/video-jobs';
 
 export const HOLD_SWEEPER_ACTOR = 'system:hold-sweeper';
 
@@ -53,6 +54,8 @@ export function createHoldActivities(deps: Pick<ActivityDeps, 'db'>) {
           data: { workflowId, workflowStatus },
         });
         if (released) result.released += 1;
+        // A video job's run (its id is the job's) that ended this way never finished its job: it fails now.
+        await failStoppedVideoJob(deps.db, { jobId: workflowId, workflowStatus, actor: HOLD_SWEEPER_ACTOR });
       }
       result.progressPruned = await pruneStreamProgress(deps.db, input.minAgeSeconds);
       return result;

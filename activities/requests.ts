@@ -7,7 +7,7 @@
 import { activityInfo, Context } from '@temporalio/activity';
 import { GatewayError, InsufficientCreditsError, NotFoundError, PermissionDeniedError } from '../core/errors';
 import { eligibleModel } from '../domain/model-eligibility';
-import { failRequest, type UsageRecord } from '../domain/request-accounting';
+import { failRequest, findSettledHop, type SettledHop, type UsageRecord } from '../domain/request-accounting';
 import { refund, reserve } from '../domain/ledger';
 import type { ActivityDeps } from './deps';
 import { chatCost } from '../catalog/pricing';
@@ -18,6 +18,7 @@ import { loadPayload, storePayload, type PayloadRef } from './request-io';
 import type { SimulationDirective } from '../providers/types';
 import { LEDGER_PATIENCE_MS, patiently, serveHop, type HoldAnswer, type HoldInput, type HopCalled, type HopDenied, type HopHold, type HopSettlement } from './hop';
 import type { FirstHop, FirstHops } from './first-hop';
+import { RunWatch } from './run-watch';
 import { readStreamProgress, type StreamProgressRecord } from '../domain/stream-progress';
 
 /** One hop of a plain request: its call, who holds, and how to settle it. */
@@ -162,12 +163,19 @@ export function createRequestActivities(deps: ActivityDeps) {
      * outcome and the charge.
      */
     async serveHop(input: ServeHopInput): Promise<ServeHopResult> {
-      const begun = deps.firstHops?.claim<ServeHopResult, null>(input.hold.reservationId, input.model);
-      // A run cancelled while its first hop still calls stops that hop, as it would stop its own call.
-      if (begun) Context.current().cancellationSignal.addEventListener('abort', () => begun.stop('its run was cancelled'), { once: true });
-      const outcome = begun ? await begun.outcome : await serveHop(input, hopSteps(deps, input));
-      handOverAnswer(deps, input, outcome);
-      return outcome;
+      // A run cancelled, terminated or timed out while its hop calls stops the call, and settles nothing (activities/run-watch.ts).
+      const watch = new RunWatch(Context.current());
+      return watch.guard(async () => {
+        const begun = deps.firstHops?.claim<ServeHopResult, null>(input.hold.reservationId, input.model);
+        // A run that ended while its first hop still calls stops that hop, as it would stop its own call.
+        if (begun) watch.signal.addEventListener('abort', () => begun.stop('its run ended'), { once: true });
+        const outcome = begun ? await begun.outcome : await serveHop(input, {
+          ...hopSteps(deps, input, () => callModel(deps, input, { signal: watch.signal })),
+          beforeSettle: () => watch.ensureRunning(),
+        });
+        handOverAnswer(deps, input, outcome);
+        return outcome;
+      });
     },
 
     /** A hold on its own (video jobs price their hops themselves). */
@@ -198,6 +206,11 @@ export function createRequestActivities(deps: ActivityDeps) {
     /** What a stream served as a local activity last wrote of its progress (its process died mid-stream); null if nothing. */
     async streamProgress(input: { reservationId: string }): Promise<StreamProgressRecord | null> {
       return readStreamProgress(deps.db, input.reservationId);
+    },
+
+    /** How a hop's reservation was settled, if it was (a stream that settled itself before its process stopped answering). */
+    async settledHop(input: { reservationId: string }): Promise<SettledHop | null> {
+      return findSettledHop(deps.db, input.reservationId);
     },
 
     /** Reads a stored response back (the API does this for offloaded results). */

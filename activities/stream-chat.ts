@@ -18,7 +18,7 @@ import { streamChoices } from '../endpoints/chat/choices';
 import { estimateTokens } from '../endpoints/chat/tokens';
 import { chatStreamFormat } from '../endpoints/stream-formats';
 import type { Endpoint } from '../endpoints/types';
-import { GatewayError, NotFoundError, UpstreamError } from '../core/errors';
+import { GatewayError, NotFoundError, ServiceUnavailableError, UpstreamError } from '../core/errors';
 import { modelAdapter } from '../endpoints/model-adapter';
 import type { ChatStreamPart, FinishReason, SimulationDirective, TokenUsage } from '../providers/types';
 import type { ActivityDeps } from './deps';
@@ -30,6 +30,7 @@ import { streamUsageStatus } from '../domain/usage-record';
 import { log } from '../core/log';
 import { denialOf, settlePatiently, type HopDenied, type HopHold, type HopSettlement } from './hop';
 import { holdCredits } from './requests';
+import { RunWatch } from './run-watch';
 import type { FirstHop, FirstHops } from './first-hop';
 
 export interface StreamChatInput {
@@ -136,16 +137,23 @@ export function createStreamActivities(deps: StreamDeps) {
           if (persisted?.wrote) await forgetStreamProgress(deps.db, reservationId).catch(() => undefined);
         }
       };
-      // The same hop begun here while the run started: keep track of its progress until it ends, and return its outcome.
-      const begun = deps.firstHops?.claim<StreamHopOutcome, StreamWatch>(reservationId, input.model);
-      if (begun) {
-        Object.assign(begun.watch, { onReport: report, stopped });
-        return keepingTrack(() => begun.outcome, () => begun.watch.latest);
+      // A run cancelled, terminated or timed out stops the stream (activities/run-watch.ts): what was generated is billed.
+      const watch = new RunWatch(context, { heartbeat: false });
+      try {
+        // The same hop begun here while the run started: keep track of its progress until it ends, and return its outcome.
+        const begun = deps.firstHops?.claim<StreamHopOutcome, StreamWatch>(reservationId, input.model);
+        if (begun) {
+          Object.assign(begun.watch, { onReport: report, stopped });
+          watch.signal.addEventListener('abort', () => begun.stop('its run ended'), { once: true });
+          return await keepingTrack(() => begun.outcome, () => begun.watch.latest);
+        }
+        let latest: StreamProgress = { inputTokens: 0, outputChars: 0 };
+        return await keepingTrack(() => streamChatHop(deps, input, {
+          attempt: context.info.attempt, stopped, report: (progress) => { latest = progress; report(progress); }, signal: watch.signal,
+        }), () => latest);
+      } finally {
+        watch.end();
       }
-      let latest: StreamProgress = { inputTokens: 0, outputChars: 0 };
-      return keepingTrack(() => streamChatHop(deps, input, {
-        attempt: context.info.attempt, stopped, report: (progress) => { latest = progress; report(progress); },
-      }), () => latest);
     },
   };
 }
@@ -237,7 +245,9 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
     if (!sink.clientGone) {
       ending = 'upstream_error';
       // An untyped failure's own text (a stack's wording, an address) is not the client's to read.
-      const gw = err instanceof GatewayError ? err : new UpstreamError('The model stream broke off.', { kind: 'network', provider: record.provider });
+      const gw = run.signal?.aborted
+        ? new ServiceUnavailableError('The request was stopped before it finished; what was generated up to here is billed.', { code: 'request_stopped' })
+        : err instanceof GatewayError ? err : new UpstreamError('The model stream broke off.', { kind: 'network', provider: record.provider });
       error = gw.message;
       writer.fail(gw);
     }

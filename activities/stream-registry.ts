@@ -92,14 +92,14 @@ export class StreamSink {
 
   /** Writes one SSE event (`data: <json>`, after `event: <name>` when named). Returns false when the client is gone. */
   send(data: unknown, event?: string): boolean {
-    if (this.closedByClient || this.res.writableEnded || !this.res.headersSent) return false;
+    if (this.closedByClient || this.res.writableEnded || !this.started) return false;
     this.res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
     return true;
   }
 
   /** Writes an SSE comment line (clients ignore it; it keeps proxies from closing an idle stream). */
   comment(text: string): boolean {
-    if (this.closedByClient || this.res.writableEnded || !this.res.headersSent) return false;
+    if (this.closedByClient || this.res.writableEnded || !this.started) return false;
     this.res.write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
     return true;
   }

@@ -249,6 +249,14 @@ const schema = {
     TOPUP_MIN_CREDITS: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
     TOPUP_MAX_CREDITS: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
     AUTO_TOPUP_PERIOD_SECONDS: { type: 'string', pattern: '^[1-9][0-9]{0,9}$' },
+    AZURE_OPENAI_ENDPOINT: { type: 'string', pattern: '^https?://[^\\s/?#]+/?$' },
+    AZURE_OPENAI_API_KEY: { type: 'string', pattern: '^[\\x21-\\x7e]{1,512}$' },
+    AZURE_OPENAI_API_VERSION: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?$' },
+    AZURE_TENANT_ID: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
+    AZURE_CLIENT_ID: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
+    AZURE_CLIENT_SECRET: { type: 'string', minLength: 1 },
+    AZURE_AUTHORITY_HOST: { type: 'string', pattern: '^https://[^\\s/?#]+/?$' },
+    AZURE_AUTHORITY_CA_FILE: { type: 'string', minLength: 1 },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -256,6 +264,12 @@ const schema = {
     STRIPE_WEBHOOK_SECRET: ['STRIPE_SECRET_KEY'],
     TEMPORAL_TLS_CERT_PATH: ['TEMPORAL_TLS_KEY_PATH'],
     TEMPORAL_TLS_KEY_PATH: ['TEMPORAL_TLS_CERT_PATH'],
+    // Entra ID's client credentials come together (providers/azure-openai).
+    AZURE_TENANT_ID: ['AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET'],
+    AZURE_CLIENT_ID: ['AZURE_TENANT_ID', 'AZURE_CLIENT_SECRET'],
+    AZURE_CLIENT_SECRET: ['AZURE_TENANT_ID', 'AZURE_CLIENT_ID'],
+    AZURE_AUTHORITY_HOST: ['AZURE_TENANT_ID'],
+    AZURE_AUTHORITY_CA_FILE: ['AZURE_AUTHORITY_HOST'],
   },
 } as const;
 
@@ -280,6 +294,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
   }
   if (production && !present.PUBLIC_URL) {
     throw new ConfigError('Invalid environment configuration:\n  - PUBLIC_URL is required in production (NODE_ENV=production): the address people open (e.g. https://gateway.example.com), from which every link in e-mails is built');
+  }
+  if (present.AZURE_AUTHORITY_CA_FILE !== undefined && !isReadableFile(present.AZURE_AUTHORITY_CA_FILE)) {
+    throw new ConfigError(`Invalid environment configuration:\n  - AZURE_AUTHORITY_CA_FILE=${present.AZURE_AUTHORITY_CA_FILE} is not a readable file`);
   }
   const uiPort = present.TEMPORAL_UI_PORT ?? '8233';
   const host = present.HOST ?? '127.0.0.1';

@@ -46,3 +46,32 @@ export async function releaseAbandonedHold(db: Knex, opts: { reservationId: stri
     return true;
   });
 }
+
+/** More than a run can have: a request walks its model and at most 5 fallbacks. */
+const MAX_HOPS = 8;
+
+/** What became of the holds of a run that ended without closing them (`releaseHoldsOfRun`). */
+export interface RunHolds {
+  /** Holds given back now. */
+  released: string[];
+  /** What the run's hops had already been charged (a hop settled before the run was stopped). */
+  chargedMicro: number;
+}
+
+/**
+ * Gives back every hold still open of the run `workflowId` (its reservations are `<workflow id>:<depth>`),
+ * each release audited as the hold sweeper's are. Whoever learns first that a run was stopped calls it (the
+ * API answering `request_stopped`, a poll of a stopped video job): a hop still calling its model then finds
+ * its hold gone and can charge nothing, so what the client is told and the books agree.
+ */
+export async function releaseHoldsOfRun(db: Knex, workflowId: string, opts: { actor: string; reason: string; data?: Record<string, unknown> }): Promise<RunHolds> {
+  // By primary key: a run's hops are its chain's models (a chain is short).
+  const ids = Array.from({ length: MAX_HOPS }, (_, depth) => `${workflowId}:${depth}`);
+  const rows: Array<{ id: string; status: string; charged_micro: string | null }> = await db('reservations').whereIn('id', ids).select('id', 'status', 'charged_micro');
+  const released: string[] = [];
+  for (const row of rows.filter((r) => r.status === 'held')) {
+    if (await releaseAbandonedHold(db, { reservationId: row.id, actor: opts.actor, reason: opts.reason, data: { workflowId, ...opts.data } })) released.push(row.id);
+  }
+  const chargedMicro = rows.filter((r) => r.status === 'settled').reduce((sum, r) => sum + Number(r.charged_micro ?? 0), 0);
+  return { released, chargedMicro };
+}

@@ -57,7 +57,7 @@ export function toBudgetAlert(row: Record<string, any>): BudgetAlert {
 export interface AlertDelivery {
   cycle: string;
   channel: ChannelName;
-  status: 'sent' | 'failed';
+  status: 'sending' | 'sent' | 'failed';
   /** When it was sent, or given up. */
   at: Date;
   error: string | null;

@@ -95,3 +95,20 @@ export async function findUsage(db: Knex, workspaceId: string, id: string): Prom
     createdAt: new Date(row.created_at),
   };
 }
+
+/** A hop whose reservation was settled, as recorded: what it was charged and the usage record's status and tokens. */
+export interface SettledHop {
+  chargedMicro: number;
+  status: 'succeeded' | 'failed' | 'cancelled';
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** The settlement of reservation `reservationId`, if it was settled (with its request's usage record). */
+export async function findSettledHop(db: Knex, reservationId: string): Promise<SettledHop | null> {
+  const row = await db('reservations as r').join('usage_records as u', 'u.request_id', 'r.request_id')
+    .where({ 'r.id': reservationId, 'r.status': 'settled' })
+    .first('r.charged_micro', 'u.status', 'u.input_tokens', 'u.output_tokens');
+  if (!row) return null;
+  return { chargedMicro: Number(row.charged_micro ?? 0), status: row.status, inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens) };
+}

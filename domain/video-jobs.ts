@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import type { ObjectStorage } from '../infra/storage';
 import type { SimulationDirective } from '../providers/types';
 import { audit } from './audit';
+import { releaseHoldsOfRun } from './abandoned-holds';
 import { exactCreatedAt, keysetPage, type PageQuery } from './pagination';
 import { failRequest, settleRequest, type UsageRecord } from './request-accounting';
 
@@ -141,6 +142,23 @@ export async function failVideoJob(db: Knex, opts: { jobId: string; reservationI
       status: 'failed', error: JSON.stringify(opts.error), credits_micro: 0, updated_at: trx.fn.now(), completed_at: trx.fn.now(),
     });
   });
+}
+
+/**
+ * A job whose run ended without finishing it (terminated by an operator, timed out, gone: such a run runs
+ * no code of its own) ends `failed` with the reason, its open holds given back (audited as `actor`), so its
+ * pollers are told. Whoever sees the run ended first calls it: a poll of the job, or the hold sweeper.
+ * False when the job is not open (finished meanwhile, or no such job).
+ */
+export async function failStoppedVideoJob(db: Knex, opts: { jobId: string; workflowStatus: string; actor: string }): Promise<boolean> {
+  const how = opts.workflowStatus === 'TIMED_OUT' ? 'ran out of time' : opts.workflowStatus === 'TERMINATED' ? 'was stopped by an operator' : `ended (${opts.workflowStatus.toLowerCase()})`;
+  if (!(await isVideoJobOpen(db, opts.jobId))) return false;
+  await releaseHoldsOfRun(db, opts.jobId, { actor: opts.actor, reason: `its job ${how} before it finished`, data: { workflowStatus: opts.workflowStatus } });
+  const error: VideoJobError = { code: 'video_job_stopped', message: `The job ${how} before it finished; nothing was charged.` };
+  const updated = await db('video_jobs').where({ id: opts.jobId }).whereIn('status', OPEN).update({
+    status: 'failed', error: JSON.stringify(error), credits_micro: 0, updated_at: db.fn.now(), completed_at: db.fn.now(),
+  });
+  return updated > 0;
 }
 
 /** One page of the workspace's jobs; null when the cursor names no job (live or deleted). */

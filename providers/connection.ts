@@ -27,6 +27,8 @@ export interface ConnectionSpec {
   versionSuffix?: RegExp;
   /** Per-attempt deadline when neither the call nor the host sets one. */
   defaultTimeoutMs?: number;
+  /** Query parameters every request URL carries (Azure OpenAI's `api-version`). */
+  query?: Record<string, string>;
 }
 
 /** `authorization: Bearer <key>`. */
@@ -58,7 +60,8 @@ export class Connection {
 
   /** `path` (with its leading slash) on this host. */
   url(path: string): string {
-    return `${this.baseUrl}${path}`;
+    const query = this.spec.query ? new URLSearchParams(this.spec.query).toString() : '';
+    return query ? `${this.baseUrl}${path}${path.includes('?') ? '&' : '?'}${query}` : `${this.baseUrl}${path}`;
   }
 
   /** Whether `url` points at this host, so it may be sent the key (downloads the API pointed us to). */

@@ -357,6 +357,13 @@ export function classifyHttpFailure(provider: string, status: number, headers: H
       kind: 'server_error', provider, upstreamStatus: status, retryAfterMs,
     });
   }
+  const filtered = status === 400 ? contentFilterVerdict(bodyText) : undefined;
+  if (filtered !== undefined) {
+    // Azure OpenAI's content filter refused the prompt: the caller's content, named by category.
+    return new UpstreamError(`${provider} refused the content under its content filter${filtered ? ` (${filtered})` : ''}`, {
+      kind: 'caller_error', provider, upstreamStatus: 400, code: 'content_filtered',
+    });
+  }
   if (status === 403 && /moderat|content[_ ]?filter|safety/i.test(bodyText)) {
     // Some providers (Stability) answer moderated content with 403: the caller's content, not our key.
     return new UpstreamError(upstreamMessage ? `${provider} refused the content: ${upstreamMessage}` : `${provider} refused the content`, {
@@ -370,6 +377,32 @@ export function classifyHttpFailure(provider: string, status: number, headers: H
   return new UpstreamError(upstreamMessage ? `${provider} rejected the request: ${upstreamMessage}` : `${provider} rejected the request (${status})`, {
     kind: 'caller_error', provider, upstreamStatus: status,
   });
+}
+
+/**
+ * Azure OpenAI's content-filter refusal (`error.code: "content_filter"`, with `innererror.content_filter_result`
+ * naming each category and its severity): the filtered categories as text ('' when none are named), or
+ * undefined when the body is not such a refusal.
+ */
+export function contentFilterVerdict(bodyText: string): string | undefined {
+  let error: unknown;
+  try {
+    error = (JSON.parse(bodyText) as { error?: unknown }).error;
+  } catch {
+    return undefined;
+  }
+  if (!error || typeof error !== 'object') return undefined;
+  const { code, innererror } = error as { code?: unknown; innererror?: { code?: unknown; content_filter_result?: unknown } };
+  if (code !== 'content_filter' && innererror?.code !== 'ResponsibleAIPolicyViolation') return undefined;
+  const result = innererror?.content_filter_result;
+  if (!result || typeof result !== 'object') return '';
+  return Object.entries(result as Record<string, unknown>)
+    .filter(([, verdict]) => !!verdict && typeof verdict === 'object' && (verdict as { filtered?: unknown }).filtered === true)
+    .map(([category, verdict]) => {
+      const severity = (verdict as { severity?: unknown }).severity;
+      return typeof severity === 'string' ? `${category}: ${severity}` : category;
+    })
+    .join(', ');
 }
 
 /** Retry-After as seconds or an HTTP date, and the `retry-after-ms` some providers send. */

@@ -5,6 +5,7 @@
  */
 import { UpstreamError } from '../core/errors';
 import { createAnthropicProvider } from './anthropic';
+import { azureOpenAIOptionsFromEnv, createAzureOpenAIProvider } from './azure-openai';
 import { createBflProvider } from './bfl';
 import { createCohereProvider } from './cohere';
 import { createElevenLabsProvider } from './elevenlabs';
@@ -17,7 +18,7 @@ import { createStabilityAudioProvider } from './stability-audio';
 import type { Provider, ProviderOptions } from './types';
 import { createVoyageProvider } from './voyage';
 
-type Family = 'openai-compatible' | 'anthropic' | 'google' | 'cohere' | 'voyage' | 'bfl' | 'stability' | 'runway' | 'luma' | 'elevenlabs' | 'stability-audio' | 'simulated';
+type Family = 'openai-compatible' | 'azure-openai' | 'anthropic' | 'google' | 'cohere' | 'voyage' | 'bfl' | 'stability' | 'runway' | 'luma' | 'elevenlabs' | 'stability-audio' | 'simulated';
 
 interface HostEntry {
   id: string;
@@ -26,6 +27,8 @@ interface HostEntry {
   defaultBaseUrl: string;
   /** Family-specific switches (e.g. OpenAI reasoning models take `max_completion_tokens`). */
   extra?: Partial<OpenAICompatibleOptions>;
+  /** Options a family reads from variables of its own (Azure's endpoint, API version and Entra ID). */
+  fromEnv?: (env: NodeJS.ProcessEnv) => Record<string, unknown>;
 }
 
 const isReasoningModel = (model: string) => /^(o\d|gpt-5)/.test(model);
@@ -41,6 +44,8 @@ export const PROVIDER_HOSTS: HostEntry[] = [
   { id: 'mistral', family: 'openai-compatible', envPrefix: 'MISTRAL', defaultBaseUrl: 'https://api.mistral.ai/v1', extra: { nativeChoices: true } },
   { id: 'xai', family: 'openai-compatible', envPrefix: 'XAI', defaultBaseUrl: 'https://api.x.ai/v1', extra: { nativeChoices: true } },
   { id: 'openrouter', family: 'openai-compatible', envPrefix: 'OPENROUTER', defaultBaseUrl: 'https://openrouter.ai/api/v1' },
+  // Azure OpenAI: AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY or Entra ID (providers/azure-openai).
+  { id: 'azure', family: 'azure-openai', envPrefix: 'AZURE_OPENAI', defaultBaseUrl: '', fromEnv: azureOpenAIOptionsFromEnv },
   { id: 'anthropic', family: 'anthropic', envPrefix: 'ANTHROPIC', defaultBaseUrl: 'https://api.anthropic.com' },
   { id: 'google', family: 'google', envPrefix: 'GOOGLE', defaultBaseUrl: 'https://generativelanguage.googleapis.com' },
   { id: 'cohere', family: 'cohere', envPrefix: 'COHERE', defaultBaseUrl: 'https://api.cohere.com' },
@@ -59,6 +64,7 @@ export type ProviderFactory = (options: ProviderOptions & Record<string, unknown
 /** Wire families that ship with this module; `simulated` is plugged in by the wiring (main/providers.ts). */
 const FACTORIES: Record<Exclude<Family, 'simulated'>, ProviderFactory> = {
   'openai-compatible': createOpenAICompatibleProvider,
+  'azure-openai': createAzureOpenAIProvider,
   anthropic: createAnthropicProvider,
   google: createGoogleProvider,
   cohere: createCohereProvider,
@@ -94,6 +100,7 @@ export class ProviderRegistry {
         apiKey: env[`${host.envPrefix}_API_KEY`] || undefined,
         timeoutMs: env[`${host.envPrefix}_TIMEOUT_MS`] ? Number(env[`${host.envPrefix}_TIMEOUT_MS`]) : undefined,
         ...(host.extra ?? {}),
+        ...(host.fromEnv?.(env) ?? {}),
         ...(overrides[host.id] ?? {}),
       };
       return [factory(options as ProviderOptions & Record<string, unknown>)];

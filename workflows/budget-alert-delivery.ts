@@ -1,10 +1,10 @@
 /**
  * Delivers one budget alert on one channel. The activity retries with backoff, so an alert whose SMTP
- * server or webhook is down for a while goes out once it is back (the activity itself makes sure it goes
- * out only once); after `giveUpAfterMs` (24 hours unless the worker is configured otherwise) the delivery
+ * server or webhook is down for a while goes out once it is back (every attempt carries the same delivery
+ * id, and none follows one recorded as sent: domain/alert-delivery.ts); after `giveUpAfterMs` (24 hours unless the worker is configured otherwise) the delivery
  * is given up and recorded as failed, so a dead target is not retried without end and the alert shows it.
  */
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { GatewayActivities } from '../activities';
 import type { DeliveryOutcome } from '../domain/alert-delivery';
 import type { DueDelivery } from '../domain/budget-evaluation';
@@ -16,10 +16,14 @@ const bookkeeping = proxyActivities<GatewayActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
+/** The delivery's activity heartbeats: a worker that died mid-send is retried within seconds, not minutes. */
+const DELIVERY_HEARTBEATS = 'alert-delivery-heartbeats';
+
 export async function budgetAlertDeliveryWorkflow(delivery: DueDelivery): Promise<DeliveryOutcome> {
   const channels = proxyActivities<GatewayActivities>({
     // Bounds one attempt (SMTP and webhook calls carry their own shorter timeouts) and, with retries, all of them.
     startToCloseTimeout: '2 minutes',
+    ...(patched(DELIVERY_HEARTBEATS) ? { heartbeatTimeout: '10 seconds' } : {}),
     scheduleToCloseTimeout: delivery.giveUpAfterMs ?? DEFAULT_DELIVERY_GIVE_UP_MS,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '3 minutes' },
   });

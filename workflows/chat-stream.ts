@@ -5,7 +5,7 @@
  * step. Fallback happens only before the first byte; after it, whatever ended the stream is settled at
  * what was used.
  */
-import { ActivityFailure, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, patched, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { StreamActivities } from '../activities';
 import type { StreamChatOutcome, StreamProgress } from '../activities/stream-chat';
 import { isDenied, ledger, serveAlongChain, type HopRecord, type HopServed, type ModelRequestInput } from './request-steps';
@@ -55,6 +55,21 @@ async function lastProgress(err: unknown, reservationId: string): Promise<Stream
   return heartbeat ?? ledger.streamProgress({ reservationId });
 }
 
+/**
+ * A stream settles itself before it writes `[DONE]`. When its process then died before its activity could
+ * report (or the retry found no process holding the connection), the books already say how it ended: the
+ * run follows them (the client has its whole answer) instead of failing or billing an estimate.
+ */
+const FOLLOW_SETTLED_STREAM = 'follow-settled-stream';
+
+async function settledStream(reservationId: string): Promise<HopServed<StreamChatOutcome['ending']> | null> {
+  if (!patched(FOLLOW_SETTLED_STREAM)) return null;
+  const settled = await ledger.settledHop({ reservationId });
+  if (!settled) return null;
+  const ending = settled.status === 'succeeded' ? 'completed' : 'client_disconnected';
+  return { ...streamed({ ending, inputTokens: settled.inputTokens, outputTokens: settled.outputTokens }, settled.chargedMicro), settledMicro: settled.chargedMicro };
+}
+
 const NOT_HERE: StreamChatOutcome = { ending: 'not_here', inputTokens: 0, outputTokens: 0, chargeMicro: 0, finishReason: null };
 
 export async function chatStreamWorkflow(input: ChatStreamInput): Promise<ChatStreamResult> {
@@ -78,6 +93,8 @@ async function streamAlongChain(input: ChatStreamInput): Promise<ChatStreamResul
       if (!isDenied(outcome) && outcome.ending === 'not_here') outcome = await stream.streamChat(args);
       if (isDenied(outcome)) return outcome;
       if (outcome.ending === 'not_here' || outcome.nothingHeld) {
+        const settled = outcome.ending === 'not_here' ? await settledStream(ticket.hold.reservationId) : null;
+        if (settled) return settled;
         // No process holds the client's connection any more: nothing was held or streamed; the request is
         // recorded as the client's disconnect.
         await ledger.failRequest({
@@ -90,6 +107,8 @@ async function streamAlongChain(input: ChatStreamInput): Promise<ChatStreamResul
     },
     // The process holding the stream died: bill what it last reported (exactly, once the stream ended).
     async billAfterFailure(err, model, reservationId) {
+      const settled = await settledStream(reservationId);
+      if (settled) return settled;
       const progress = await lastProgress(err, reservationId);
       if (progress?.final) return streamed(progress.final, progress.final.chargeMicro);
       if (!progress || progress.outputChars === 0) return null;

@@ -4,7 +4,7 @@
  * back, and closing the books of a request no model could serve.
  */
 import { ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import { findGatewayError, mayFallBack } from '../activities/failures';
+import { findGatewayError, isRunStopped, mayFallBack } from '../activities/failures';
 import type { GatewayActivities } from '../activities';
 import type { Endpoint } from '../endpoints/types';
 import type { PayloadRef } from '../activities/request-io';
@@ -184,7 +184,8 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
       try {
         served = await chain.call(model, depth, ticket);
       } catch (err) {
-        if (isCancellation(err)) throw err;
+        // A hop that found its run over (terminated, timed out: this worker has not heard yet) ends the walk as a cancellation does.
+        if (isCancellation(err) || isRunStopped(err)) throw err;
         if (chain.abandonOn && (await chain.abandonOn(err, reservationId, depth))) {
           open = null;
           throw err;
@@ -236,7 +237,8 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
       };
     }
   } catch (err) {
-    if (open) await giveBack(input, open, isCancellation(err) ? 'request cancelled' : 'request failed');
+    // A run found over gives nothing back itself: whoever saw it end does (the API answering it, audited; or the hold sweeper).
+    if (open && !isRunStopped(err)) await giveBack(input, open, isCancellation(err) ? 'request cancelled' : 'request failed');
     throw err;
   }
   return failExhausted(input, hops, lastFailure, startedAt);

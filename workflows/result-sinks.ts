@@ -5,7 +5,7 @@
  * still reaches the server as usual. Sinks are not recorded in history and do not run on replay.
  */
 import { isCancellation, proxySinks, type Sinks } from '@temporalio/workflow';
-import { toGatewayError } from '../activities/failures';
+import { isRunStopped, toGatewayError } from '../activities/failures';
 import type { SerializedGatewayError } from '../core/errors';
 
 export interface ResultSinks extends Sinks {
@@ -22,8 +22,8 @@ export async function reportingToCaller<T>(serve: () => Promise<T>): Promise<T> 
   try {
     result = await serve();
   } catch (err) {
-    // A cancelled run is reported by the server (as `request_stopped`), not as an error of its own.
-    if (!isCancellation(err)) results.fail(toGatewayError(err).toJSON());
+    // A cancelled run, or one found over (terminated, timed out), is reported by the server (as `request_stopped`), not as an error of its own.
+    if (!isCancellation(err) && !isRunStopped(err)) results.fail(toGatewayError(err).toJSON());
     throw err;
   }
   results.deliver(result);

@@ -10,7 +10,7 @@ import type { AppDeps, GatewayContext } from '../http/context';
 import { abandonUnlessStarted, requestInput, startRequestWorkflow } from '../requests/start';
 import { hopTicket, streamHopInput } from '../../workflows/hop-inputs';
 import type { Endpoint } from '../../endpoints/types';
-import { awaitOutcome, expectOutcome } from '../requests/outcome';
+import { awaitOutcome, closeStoppedRun, expectOutcome } from '../requests/outcome';
 import { requestWorkflowId } from '../../workflows/contracts';
 import { RequestPhases } from '../http/server-timing';
 
@@ -52,7 +52,11 @@ export async function streamChatAnswer(ctx: GatewayContext, deps: AppDeps, req: 
     // Before the first byte, a failed workflow is an ordinary error response (status and JSON body).
     await Promise.race([sink.whenStarted(), result]);
     if (!sink.hasStarted) {
-      await result;
+      await result.catch(async (err: unknown) => {
+        // Stopped before its first byte: the stream must not start now, and its hold goes back before the client is told.
+        firstHop?.stop('its run ended without it');
+        throw await closeStoppedRun(deps.db, workflowId, err);
+      });
       return;
     }
     await result.catch((err) => deps.log.error({ err, requestId }, 'stream settled with an error'));

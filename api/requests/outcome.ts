@@ -9,7 +9,10 @@
  */
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { CancelledFailure, TerminatedFailure, TimeoutFailure, type Workflow, type WorkflowResultType } from '@temporalio/common';
-import { ServiceUnavailableError, type GatewayError } from '../../core/errors';
+import type { Knex } from 'knex';
+import { GatewayError, ServiceUnavailableError } from '../../core/errors';
+import { microToCredits } from '../../core/money';
+import { releaseHoldsOfRun } from '../../domain/abandoned-holds';
 import { toGatewayError } from '../../activities/failures';
 import type { ResultBroker } from '../../activities/result-broker';
 
@@ -95,6 +98,28 @@ function stopped(err: WorkflowFailedError, hint?: string): ServiceUnavailableErr
   return new ServiceUnavailableError(`The request ${how} before it finished; any credits held for it are given back.${hint ? ` ${hint}` : ''}`, {
     code: 'request_stopped', status: err.cause instanceof TimeoutFailure ? 504 : 503, retryAfterSeconds: 1,
   });
+}
+
+/** Who gives back the holds of a run the API saw stopped (in the audit log). */
+export const REQUEST_STOPPED_ACTOR = 'system:request-stopped';
+
+/**
+ * A run stopped (terminated, timed out, cancelled) before it answered: before the client is told so, its
+ * holds still open are given back, so a hop still calling its model upstream can charge nothing afterwards
+ * (activities/run-watch.ts stops that call). A hop that had already settled is said, with its charge. Any
+ * other failure passes through unchanged.
+ */
+export async function closeStoppedRun(db: Knex, workflowId: string, err: unknown): Promise<unknown> {
+  if (!(err instanceof GatewayError && err.code === 'request_stopped')) return err;
+  const holds = await releaseHoldsOfRun(db, workflowId, { actor: REQUEST_STOPPED_ACTOR, reason: 'its run was stopped before it answered', data: { answer: 'request_stopped', status: err.status } });
+  return stoppedWithCharge(err, holds.chargedMicro);
+}
+
+/** A `request_stopped` error saying what was charged before the stop (unchanged when nothing was). */
+export function stoppedWithCharge<E extends GatewayError>(err: E, chargedMicro: number): E | ServiceUnavailableError {
+  if (chargedMicro === 0 || err.code !== 'request_stopped') return err;
+  const message = err.message.replace('any credits held for it are given back', `it was charged ${microToCredits(chargedMicro)} credits for what it had produced by then, which stand`);
+  return new ServiceUnavailableError(message, { code: 'request_stopped', status: err.status === 504 ? 504 : 503, retryAfterSeconds: 1 });
 }
 
 /** What a failed run reports: how it was stopped, or the gateway error it failed with. */

@@ -8,15 +8,16 @@ import Router from '@koa/router';
 import { WorkflowFailedError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { loadPayload } from '../../activities/request-io';
-import { NotFoundError, type GatewayError } from '../../core/errors';
+import { NotFoundError, ServiceUnavailableError, type GatewayError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import { findUsage, type StoredUsage } from '../../domain/request-accounting';
+import { findRequestAlias, type RequestAlias } from '../../domain/request-aliases';
 import type { ModelRequestResult } from '../../workflows/model-request';
 import type { HopRecord } from '../../workflows/request-steps';
 import { EndpointKey, ModelKey, RequestIdKey, requestWorkflowId, WorkspaceIdKey } from '../../workflows/contracts';
 import type { AppDeps, GatewayState } from '../http/context';
 import { requirePermission } from '../http/permissions';
-import { failureOfRun } from './outcome';
+import { failureOfRun, stoppedWithCharge } from './outcome';
 
 const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 const RESULT_URL_SECONDS = 3600;
@@ -37,16 +38,22 @@ interface FoundRun {
 export async function requestOutcome(deps: AppDeps, workspaceId: string, id: string) {
   const missing = new NotFoundError(`No request '${id}' exists in this workspace.`, { code: 'request_not_found', param: 'id' });
   if (!REQUEST_ID.test(id)) throw missing;
-  const usage = await findUsage(deps.db, workspaceId, id);
-  const requestId = usage?.requestId ?? id;
-  const run = await closedOnceRecorded(await findRun(deps, workspaceId, requestId), usage);
-  if (!usage && !run) throw missing;
+  const found = await findRequest(deps, workspaceId, id);
+  const { usage } = found;
+  const requestId = usage?.requestId ?? found.requestId;
+  const run = await closedOnceRecorded(found.run, usage);
+  if (!usage && !run) {
+    if (found.alias) return await notStarted(deps, workspaceId, requestId, found.alias);
+    throw missing;
+  }
 
   const state = run?.description.status.name;
   let result: Awaited<ReturnType<typeof readResult>> = { response: null, hops: null };
   let error: GatewayError | null = null;
   if (run && state === 'COMPLETED') result = await readResult(deps, run.handle);
   if (run && state && state !== 'RUNNING' && state !== 'COMPLETED') error = await readFailure(run.handle);
+  // A run stopped after it had produced something (a stream cut short) says what that was charged.
+  if (error && usage) error = stoppedWithCharge(error, usage.creditsMicro);
   const attributes = run?.description.typedSearchAttributes;
   const created = usage?.createdAt ?? run?.description.startTime ?? new Date();
   return {
@@ -61,6 +68,60 @@ export async function requestOutcome(deps: AppDeps, workspaceId: string, id: str
     credits_used: usage ? microToCredits(usage.creditsMicro) : state === 'RUNNING' ? null : 0,
     created: Math.floor(created.getTime() / 1000),
     result: result.response,
+    error: error && { message: error.message, type: error.type, param: error.param, code: error.code },
+  };
+}
+
+interface FoundRequest {
+  requestId: string;
+  usage: StoredUsage | null;
+  run: FoundRun | null;
+  /** The alias the id was found by (the client's X-Request-Id, a replay's x-request-id). */
+  alias: RequestAlias | null;
+}
+
+/**
+ * The request `id` names: by its usage record (our id, or the client's once recorded), its run, or an alias
+ * recorded before anything was held (the client's X-Request-Id, a replay's x-request-id, which may name a
+ * client id in turn).
+ */
+async function findRequest(deps: AppDeps, workspaceId: string, id: string): Promise<FoundRequest> {
+  let requestId = id;
+  let alias: RequestAlias | null = null;
+  for (let hop = 0; hop < 3; hop++) {
+    const usage = await findUsage(deps.db, workspaceId, requestId);
+    if (usage) return { requestId: usage.requestId, usage, run: await findRun(deps, workspaceId, usage.requestId), alias };
+    const run = await findRun(deps, workspaceId, requestId);
+    if (run) return { requestId, usage: null, run, alias };
+    const next = await findRequestAlias(deps.db, workspaceId, requestId);
+    if (!next) break;
+    alias = next;
+    if (next.workflowId) {
+      const named = await runById(deps, workspaceId, next.workflowId);
+      const ofRun = named?.description.typedSearchAttributes.get(RequestIdKey) ?? null;
+      if (named && ofRun) return { requestId: ofRun, usage: await findUsage(deps.db, workspaceId, ofRun), run: named, alias };
+    }
+    if (!next.requestId || next.requestId === requestId) break;
+    requestId = next.requestId;
+  }
+  return { requestId, usage: null, run: null, alias };
+}
+
+/** How long a request that reached us may go without a run before it is said not to have started. */
+const START_GRACE_MS = 30_000;
+
+/**
+ * A request that reached the gateway (its alias was recorded) but has no run: its run is being started
+ * (`running`), or the process died before starting it (`failed`, nothing charged: a hold it took is given
+ * back by the hold sweeper, and the answer says `running` while one is held).
+ */
+async function notStarted(deps: AppDeps, workspaceId: string, requestId: string, alias: RequestAlias) {
+  const held = await deps.db('reservations').where({ workspace_id: workspaceId, request_id: requestId, status: 'held' }).first('id');
+  const running = Boolean(held) || Date.now() - alias.createdAt.getTime() < START_GRACE_MS;
+  const error = running ? null : new ServiceUnavailableError('The gateway stopped before this request started; nothing was charged. It may be sent again.', { code: 'request_not_started' });
+  return {
+    id: requestId, object: 'request', status: running ? 'running' : 'failed', endpoint: null, model: null, model_used: null,
+    fallback_depth: null, fallback_hops: null, credits_used: running ? null : 0, created: Math.floor(alias.createdAt.getTime() / 1000), result: null,
     error: error && { message: error.message, type: error.type, param: error.param, code: error.code },
   };
 }
@@ -91,22 +152,30 @@ async function closedOnceRecorded(run: FoundRun | null, usage: StoredUsage | nul
   return { handle: run.handle, description: await run.handle.describe() };
 }
 
+const ours = (description: WorkflowExecutionDescription, workspaceId: string) => description.typedSearchAttributes.get(WorkspaceIdKey) === workspaceId;
+
+/** The run `workflowId`, if it exists and is the workspace's. */
+async function runById(deps: AppDeps, workspaceId: string, workflowId: string): Promise<FoundRun | null> {
+  try {
+    const handle = deps.temporal.client.workflow.getHandle(workflowId);
+    const description = await handle.describe();
+    return ours(description, workspaceId) ? { handle, description } : null;
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    return null;
+  }
+}
+
 /** The request's workflow, if it is the workspace's: `req-<id>`, else (an Idempotency-Key's run) found by its request id. */
 async function findRun(deps: AppDeps, workspaceId: string, requestId: string): Promise<FoundRun | null> {
   const client = deps.temporal.client;
-  const ours = (description: WorkflowExecutionDescription) => description.typedSearchAttributes.get(WorkspaceIdKey) === workspaceId;
-  try {
-    const handle = client.workflow.getHandle(requestWorkflowId(requestId));
-    const description = await handle.describe();
-    return ours(description) ? { handle, description } : null;
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  }
+  const direct = await runById(deps, workspaceId, requestWorkflowId(requestId));
+  if (direct) return direct;
   const query = `${RequestIdKey.name} = "${requestId}" AND ${WorkspaceIdKey.name} = "${workspaceId}"`;
   for await (const listed of client.workflow.list({ query, pageSize: 1 })) {
     const handle = client.workflow.getHandle(listed.workflowId, listed.runId);
     const description = await handle.describe();
-    if (ours(description)) return { handle, description };
+    if (ours(description, workspaceId)) return { handle, description };
   }
   return null;
 }

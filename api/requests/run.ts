@@ -13,12 +13,13 @@ import { eligibleModel } from '../../domain/model-eligibility';
 import type { modelRequestWorkflow, ModelRequestInput } from '../../workflows/model-request';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
+import { recordRequestAlias } from '../../domain/request-aliases';
 import { abandonUnlessStarted, requestInput, startRequestWorkflow } from './start';
 import { answerOfHop, type RequestAnswer } from '../../activities/requests';
 import type { FirstHopStarter } from '../../activities';
 import { hopTicket, plainHopInput } from '../../workflows/hop-inputs';
 import { readJsonBody } from '../http/body';
-import { awaitOutcome, expectOutcome, type InProcessOutcome } from './outcome';
+import { awaitOutcome, closeStoppedRun, expectOutcome, type InProcessOutcome } from './outcome';
 import { RequestPhases } from '../http/server-timing';
 import { IDEMPOTENT_REQUEST_PREFIX, requestWorkflowId } from '../../workflows/contracts';
 
@@ -46,6 +47,8 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
     });
     workflowId = claim.resourceId;
     replay = !claim.first;
+    // A replay answers with its own x-request-id: it names the run it joins.
+    if (replay) await recordRequestAlias(deps.db, { workspaceId: auth.workspaceId, alias: requestId, workflowId });
   }
 
   const expectation = replay ? null : expectOutcome(deps.results, workflowId);
@@ -67,6 +70,7 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
     if (firstHop) abandonUnlessStarted(firstHop.hop, err);
     if (!(idempotencyKey && err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     handle = deps.temporal.client.workflow.getHandle<typeof modelRequestWorkflow>(workflowId);
+    if (!replay) await recordRequestAlias(deps.db, { workspaceId: auth.workspaceId, alias: requestId, workflowId });
     replay = true;
   }
   phases.end('start');
@@ -79,7 +83,7 @@ export async function runModelRequest(ctx: GatewayContext, deps: AppDeps, opts: 
   } catch (err) {
     // The run ended without the first hop (stopped by an operator, timed out), or is out of sight: the hop must not settle now.
     firstHop?.hop.stop('its run ended without it');
-    throw err;
+    throw await closeStoppedRun(deps.db, workflowId, err);
   }
   phases.end('run');
   // The answer may go out before the run's last step: the request keeps its admission place until the run

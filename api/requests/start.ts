@@ -6,6 +6,7 @@ import { isGrpcDeadlineError, type WorkflowHandleWithFirstExecutionRunId, type W
 import type { Workflow } from '@temporalio/common';
 import { storePayload } from '../../activities/request-io';
 import { chainOf, getFallbackChain } from '../../domain/workspaces';
+import { recordRequestAlias } from '../../domain/request-aliases';
 import type { Endpoint } from '../../endpoints/types';
 import type { SimulationDirective } from '../../providers/types';
 import type { ModelRequestInput } from '../../workflows/model-request';
@@ -26,6 +27,8 @@ export function simulationDirective(ctx: GatewayContext): SimulationDirective | 
 /** The request as its workflow sees it: who asks, the chain to walk, and the body (kept in object storage). */
 export async function requestInput(ctx: GatewayContext, deps: AppDeps, opts: { endpoint: Endpoint; model: string; body: unknown }): Promise<ModelRequestInput> {
   const { auth, requestId } = ctx.state;
+  // Findable by the client's own id from here on, before anything is held or called (a crash included).
+  if (ctx.state.clientRequestId) await recordRequestAlias(deps.db, { workspaceId: auth.workspaceId, alias: ctx.state.clientRequestId, requestId });
   return {
     requestId,
     workspaceId: auth.workspaceId,

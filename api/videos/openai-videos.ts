@@ -18,6 +18,7 @@ import { requirePermission } from '../http/permissions';
 import { listObject } from '../../domain/pagination';
 import { createVideoJobFrom } from './create';
 import { openAIVideoObject, videoJobHeaders } from './object';
+import { currentVideoJob } from './stopped';
 import { MAX_REFERENCE_IMAGE_BYTES } from './reference-image';
 
 const MAX_LIST_LIMIT = 100;
@@ -83,7 +84,7 @@ async function ownJob(ctx: GatewayContext, deps: AppDeps): Promise<VideoJob> {
   const job = await findVideoJob(deps.db, ctx.state.auth.workspaceId, ctx.params.videoId);
   // Another workspace's job is exactly as missing as one that never existed.
   if (!job) throw videoNotFound(ctx.params.videoId);
-  return job;
+  return currentVideoJob(deps, job);
 }
 
 function videoNotFound(id: string): NotFoundError {

@@ -9,6 +9,7 @@ import type { AppDeps, GatewayState } from '../http/context';
 import { requirePermission } from '../http/permissions';
 import { createVideoGeneration } from './create';
 import { videoJobHeaders, videoObject } from './object';
+import { currentVideoJob } from './stopped';
 
 export function videoGenerationsRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
@@ -19,9 +20,10 @@ export function videoGenerationsRouter(deps: AppDeps): Router<GatewayState> {
 export function videoJobsRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.get('/videos/generations/:jobId', requirePermission('jobs.read'), async (ctx) => {
-    const job = await findVideoJob(deps.db, ctx.state.auth.workspaceId, ctx.params.jobId);
+    const found = await findVideoJob(deps.db, ctx.state.auth.workspaceId, ctx.params.jobId);
     // Another workspace's job is exactly as missing as one that never existed.
-    if (!job) throw new NotFoundError(`No video generation job '${ctx.params.jobId}'.`, { code: 'video_job_not_found', param: 'job_id' });
+    if (!found) throw new NotFoundError(`No video generation job '${ctx.params.jobId}'.`, { code: 'video_job_not_found', param: 'job_id' });
+    const job = await currentVideoJob(deps, found);
     ctx.set(videoJobHeaders(job));
     ctx.body = await videoObject(deps.storage, job);
   });

@@ -26,12 +26,23 @@ export interface WebhookOptions {
    * gateway at its own network). Local development and tests opt in to private ones.
    */
   allowPrivateAddresses?: boolean;
+  /**
+   * The delivery's id, the same on every attempt: sent as `X-Gateway-Delivery-Id` and `Idempotency-Key`, so
+   * the receiver can drop a repeat (a retry after the sender died mid-send).
+   */
+  deliveryId?: string;
 }
 
 export async function postChatMessage(url: string, message: ChatMessage, opts: WebhookOptions = {}): Promise<{ status: number }> {
   try {
     await safeFetch(url, {
-      post: { body: JSON.stringify(message), headers: { 'content-type': 'application/json', 'user-agent': 'model-gateway-budget-alerts' } },
+      post: {
+        body: JSON.stringify(message),
+        headers: {
+          'content-type': 'application/json', 'user-agent': 'model-gateway-budget-alerts',
+          ...(opts.deliveryId ? { 'x-gateway-delivery-id': opts.deliveryId, 'idempotency-key': opts.deliveryId } : {}),
+        },
+      },
       maxBytes: 64 * 1024,
       timeoutMs: opts.timeoutMs ?? 15_000,
       maxRedirects: 0,

@@ -16,6 +16,8 @@ export interface EmailMessage {
   subject: string;
   text: string;
   html?: string;
+  /** The same on every attempt to send this message: its `Message-ID` and `X-Gateway-Delivery-Id` (receivers drop repeats). */
+  deliveryId?: string;
 }
 
 export class EmailNotConfiguredError extends Error {
@@ -33,7 +35,10 @@ export async function sendEmail(settings: EmailSettings, message: EmailMessage):
     socketTimeout: 30_000,
   });
   try {
-    const info = await transport.sendMail({ from: settings.from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+    const info = await transport.sendMail({
+      from: settings.from, to: message.to, subject: message.subject, text: message.text, html: message.html,
+      ...(message.deliveryId ? { messageId: `<${message.deliveryId}@model-gateway>`, headers: { 'X-Gateway-Delivery-Id': message.deliveryId } } : {}),
+    });
     return { messageId: info.messageId };
   } finally {
     transport.close();

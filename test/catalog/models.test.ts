@@ -10,7 +10,7 @@ const SIMULATED_SLUGS = [
 
 const PROVIDERS = [
   'openai', 'anthropic', 'google', 'groq', 'together', 'fireworks', 'deepseek', 'mistral', 'xai', 'openrouter', 'cohere', 'voyage',
-  'bfl', 'stability', 'runway', 'luma', 'elevenlabs', 'stability-audio', 'simulated',
+  'bfl', 'stability', 'runway', 'luma', 'elevenlabs', 'stability-audio', 'azure', 'simulated',
 ];
 
 describe('catalog/models', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { deliverBudgetAlert } from '../../domain/alert-delivery';
+import { alertDeliveryId, deliverBudgetAlert } from '../../domain/alert-delivery';
 import { createBudgetAlert, deleteBudgetAlert } from '../../domain/budget-alerts';
 import type { DueDelivery } from '../../domain/budget-evaluation';
 import { createWorkspace } from '../../domain/workspaces';
@@ -40,11 +40,12 @@ describe('alert delivery (domain/alert-delivery)', function () {
     return { ws, alert, d };
   }
 
-  it('refuses to post to a webhook on a private address unless allowed, and records nothing', async () => {
+  it('refuses to post to a webhook on a private address unless allowed: nothing is sent, the delivery stays to be retried', async () => {
     const { d, alert } = await dueFor('/private', 'ops@example.com');
     await deliverBudgetAlert(db, d('webhook'), email()).then(() => expect.fail('should refuse'), (err) => expect(err.message).to.match(/not a public address/));
     const rows = await db('budget_alert_deliveries').where({ alert_id: alert.id });
-    expect(rows).to.have.length(0);
+    expect(rows.map((r) => r.status)).to.deep.equal(['sending']);
+    expect(webhook.calls.filter((c) => c.path === '/private')).to.have.length(0);
   });
 
   it('sends an e-mail over SMTP and a Slack-style message to the webhook, each recorded once', async () => {
@@ -64,7 +65,14 @@ describe('alert delivery (domain/alert-delivery)', function () {
     expect(fields).to.include(`*Workspace*\n${ws.name} (${ws.id})`).and.include('*Spent this cycle*\n5.5 credits').and.include('*Billing cycle*\n2026-11');
 
     const rows = await db('budget_alert_deliveries').where({ alert_id: alert.id }).orderBy('channel');
-    expect(rows.map((r) => [r.channel, r.cycle, r.payload.spend])).to.deep.equal([['email', '2026-11', 5.5], ['webhook', '2026-11', 5.5]]);
+    expect(rows.map((r) => [r.channel, r.cycle, r.payload.spend, r.status])).to.deep.equal([['email', '2026-11', 5.5, 'sent'], ['webhook', '2026-11', 5.5, 'sent']]);
+
+    // Each carries its delivery's id, the same on every attempt (receivers drop repeats by it).
+    expect(call.headers['x-gateway-delivery-id']).to.equal(alertDeliveryId(d('webhook')));
+    expect(call.headers['idempotency-key']).to.equal(alertDeliveryId(d('webhook')));
+    expect(alertDeliveryId(d('webhook'))).to.match(/^dlv_[0-9a-f]{32}$/).and.not.equal(alertDeliveryId(d('email')));
+    expect(mail[0].messageId).to.equal(`<${alertDeliveryId(d('email'))}@model-gateway>`);
+    expect(mail[0].deliveryId).to.equal(alertDeliveryId(d('email')));
   });
 
   it('never sends twice, even when deliveries of one alert run at once', async () => {
@@ -75,18 +83,20 @@ describe('alert delivery (domain/alert-delivery)', function () {
     expect(webhook.delivered('/hooks/twice')).to.have.length(1);
   });
 
-  it('fails while the channel is down and records nothing, so the retry sends', async () => {
+  it('fails while the channel is down, the delivery recorded as sending, so the retry sends with the same id', async () => {
     const { alert, d } = await dueFor('/hooks/down', 'ops@down.test');
     webhook.down.add('/hooks/down');
     await deliverBudgetAlert(db, d('webhook'), email(), LOCAL_WEBHOOKS).then(() => expect.fail('should fail'), (err) => expect(err.message).to.match(/503/));
     const deadSmtp = { smtpUrl: `smtp://127.0.0.1:${await freePort()}`, from: 'alerts@gateway.test' };
     await deliverBudgetAlert(db, d('email'), deadSmtp).then(() => expect.fail('should fail'), (err) => expect(err.message).to.match(/ECONNREFUSED|connect/i));
-    expect(await db('budget_alert_deliveries').where({ alert_id: alert.id })).to.have.length(0);
+    expect((await db('budget_alert_deliveries').where({ alert_id: alert.id })).map((r) => r.status)).to.deep.equal(['sending', 'sending']);
 
     webhook.down.delete('/hooks/down');
     expect(await deliverBudgetAlert(db, d('webhook'), email(), LOCAL_WEBHOOKS)).to.equal('sent');
     expect(await deliverBudgetAlert(db, d('email'), email(), LOCAL_WEBHOOKS)).to.equal('sent');
-    expect(webhook.calls.filter((c) => c.path === '/hooks/down').map((c) => c.status)).to.deep.equal([503, 200]);
+    const calls = webhook.calls.filter((c) => c.path === '/hooks/down');
+    expect(calls.map((c) => c.status)).to.deep.equal([503, 200]);
+    expect(calls.map((c) => c.headers['x-gateway-delivery-id'])).to.deep.equal([alertDeliveryId(d('webhook')), alertDeliveryId(d('webhook'))]);
   });
 
   it('stops for an alert deleted meanwhile', async () => {

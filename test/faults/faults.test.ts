@@ -7,14 +7,16 @@
 import { expect } from 'chai';
 import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { join } from 'node:path';
 import { requestSearchAttributes } from '../../api/requests/workflow-ids';
 import { holdWorkflowId } from '../../domain/abandoned-holds';
 import { readAcceptedSubmissions } from '../../simulator';
 import type { ModelRequestInput } from '../../workflows/request-steps';
-import { waitFor } from '../support/notification-sinks';
+import { waitFor, WebhookSink } from '../support/notification-sinks';
 import { expectPlayableMp4, postVideo, waitForJob, type VideoJobObject } from '../support/video-jobs';
 import { FaultStack, type FaultTenant } from './support/fault-stack';
-import { BALANCED, reconcile } from './support/reconcile';
+import { BALANCED, booksOf, ledgerChargeMicro, reconcile, type RequestBooks } from './support/reconcile';
 
 const json = { 'content-type': 'application/json' };
 /** A chat whose model takes `delayMs` to answer: long enough to break something while it is in flight. */
@@ -47,6 +49,18 @@ async function finalOutcome(tenant: FaultTenant, id: string): Promise<{ status: 
     const body = (await res.json()) as { status: string; credits_used: number };
     return body.status === 'running' ? null : body;
   }, 120_000);
+}
+
+/** `GET /v1/requests/{id}` as it answers now (status and body). */
+async function lookUp(tenant: FaultTenant, id: string): Promise<{ status: number; body: { id?: string; status?: string; credits_used?: number | null; error?: { code?: string } | null } }> {
+  const res = await tenant.fetch(`/v1/requests/${encodeURIComponent(id)}`);
+  return { status: res.status, body: (await res.json()) as never };
+}
+
+/** What the client saw, what GET /v1/requests/{id} says and the ledger rows, printed with TEST_VERBOSE=1. */
+function showOutcome(fault: string, rows: Array<{ client: unknown; lookup: unknown; books: RequestBooks }>): void {
+  if (!process.env.TEST_VERBOSE) return;
+  for (const row of rows) console.log(JSON.stringify({ fault, client: row.client, lookup: row.lookup, books: row.books }));
 }
 
 /**
@@ -146,7 +160,7 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     await expectBooksBalanced([t.workspaceId]);
   });
 
-  it('a run terminated by an operator, and a run hitting its execution timeout: the sweeper releases their holds and audits it', async () => {
+  it('a run terminated by an operator, and a run hitting its execution timeout: the API answering the first gives its hold back, the sweeper the other\'s, each audited', async () => {
     const t = await tenant();
     const pending = send(t, '/v1/chat/completions', { method: 'POST', headers: slowChat(30_000), body: chatBody('terminated') });
     await waitForHolds(t, 1);
@@ -167,13 +181,202 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
       typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: t.workspaceId, apiKeyId: t.keyId, model: 'sim-chat', endpoint: 'chat.completions' }),
     });
     const closedAt = Date.now();
+    // Its hold is taken before the books are looked at (the terminated run's is already given back).
+    await waitFor('the timed-out run to hold', () => stack.db('reservations').where({ id: `req-${requestId}:0` }).first(), 30_000);
     await expectBooksBalanced([t.workspaceId]);
-    const audits = await stack.db('audit_log').where({ workspace_id: t.workspaceId, actor: 'system:hold-sweeper', action: 'reservation.release' });
-    expect(audits.map((a) => a.data.workflowStatus).sort()).to.deep.equal(['TERMINATED', 'TIMED_OUT']);
-    expect(audits.map((a) => a.subject_id).sort()).to.deep.equal([held.id, `req-${requestId}:0`].sort());
+    // The API, answering request_stopped, gave the terminated run's hold back; the sweeper the timed-out one's.
+    const audits = await stack.db('audit_log').where({ workspace_id: t.workspaceId, action: 'reservation.release' }).orderBy('id');
+    expect(audits.map((a) => [a.actor, a.subject_id])).to.deep.equal([['system:request-stopped', held.id], ['system:hold-sweeper', `req-${requestId}:0`]]);
+    expect(audits[1].data.workflowStatus).to.equal('TIMED_OUT');
     expect((await finalOutcome(t, requestId)).status).to.equal('failed');
     await expectEveryOutcomeKnown(t, [view], stack.db);
     report.push({ fault: 'operator terminate + execution timeout', clients: tally([view]), releasedWithinMs: Date.now() - closedAt });
+  });
+
+  it('runs terminated while their model is called (worker apart, and API+worker in one process): the call stops, the client is told 503 request_stopped, GET and the ledger agree: nothing charged', async () => {
+    const t = await tenant();
+    // A second between a stream's parts: its run is terminated while it streams.
+    await stack.startApiWorker({ SIMULATED_STREAM_DELAY_MS: '1000' });
+    try {
+      await terminatedMidCall(t);
+    } finally {
+      await stack.stopApiWorker();
+    }
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
+  async function terminatedMidCall(t: FaultTenant): Promise<void> {
+    const modelMs = 12_000;
+    const sentAt = Date.now();
+    const pending = [
+      send(t, '/v1/chat/completions', { method: 'POST', headers: slowChat(modelMs), body: chatBody('terminated, worker apart') }),
+      send(t, '/v1/chat/completions', { method: 'POST', headers: slowChat(modelMs), body: chatBody('terminated, api+worker') }, stack.apiWorkerUrl),
+    ];
+    await waitForHoldsWithRuns(t, 2);
+    const held = await stack.db('reservations').where({ workspace_id: t.workspaceId, status: 'held' }).select('id');
+    for (const h of held) await temporal.workflow.getHandle(holdWorkflowId(h.id)).terminate('operator');
+    const views = await Promise.all(pending);
+    for (const view of views) expect(view, JSON.stringify(view)).to.include({ status: 503, code: 'request_stopped' });
+
+    // Past the moment the model would have answered (and settled, before): still nothing charged.
+    await new Promise((r) => setTimeout(r, Math.max(0, sentAt + modelMs + 4_000 - Date.now())));
+    const rows = [];
+    for (const view of views) {
+      const lookup = await lookUp(t, view.requestId!);
+      const books = await booksOf(stack.db, view.requestId!);
+      rows.push({ client: view, lookup: lookup.body, books });
+      expect(lookup.status).to.equal(200);
+      expect(lookup.body).to.deep.include({ status: 'failed', credits_used: 0 });
+      expect(lookup.body.error?.code).to.equal('request_stopped');
+      expect(books.reservations.map((r) => r.status)).to.deep.equal(['released']);
+      expect(books.ledger.map((l) => l.kind).sort()).to.deep.equal(['refund', 'reserve']);
+      expect(books.usage).to.equal(null);
+    }
+    // The calls were stopped upstream (in whichever process ran each hop), not left to finish.
+    const logs = ['worker.log', 'api-worker.log'].map((f) => fs.readFileSync(join(stack.dir, 'logs', f), 'utf8')).join('\n').split('\n');
+    for (const view of views) expect(logs.some((l) => l.includes('a hop stops its model call') && l.includes(`req-${view.requestId}`)), `the call of ${view.requestId} stopped`).to.equal(true);
+    showOutcome('terminated mid-call', rows);
+    const streamed = await terminatedMidStream(t);
+    report.push({ fault: 'terminated mid-call', clients: tally(views), charged: rows.map((r) => ledgerChargeMicro(r.books)).join(','), stream: streamed });
+  }
+
+  /** A stream (a local activity of the API+worker process) whose run is terminated after its first parts. */
+  async function terminatedMidStream(t: FaultTenant): Promise<string> {
+    const res = await t.fetchAt(stack.apiWorkerUrl, '/v1/chat/completions', {
+      method: 'POST', headers: json, body: chatBody('a stream whose run is terminated in the middle of its answer, which is a longer one', { stream: true, stream_options: { include_usage: true }, max_tokens: 400 }),
+    });
+    const id = res.headers.get('x-request-id')!;
+    const reader = res.body!.getReader();
+    let text = '';
+    const parts = () => text.split('\n').filter((l) => l.startsWith('data: {') && !l.includes('"error"')).length;
+    while (parts() < 3) text += Buffer.from((await reader.read()).value!).toString();
+    await temporal.workflow.getHandle(`req-${id}`).terminate('operator');
+    const terminatedAt = Date.now();
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) break;
+      text += Buffer.from(value!).toString();
+    }
+    const endedAfterMs = Date.now() - terminatedAt;
+    const outcome = await finalOutcome(t, id);
+    const books = await booksOf(stack.db, id);
+    const error = text.split('\n').filter((l) => l.startsWith('data: {') && l.includes('"error"')).map((l) => JSON.parse(l.slice(6)).error)[0];
+    showOutcome('stream terminated mid-stream', [{ client: { status: res.status, parts: parts(), done: text.includes('[DONE]'), error, endedAfterMs }, lookup: outcome, books }]);
+    // Stopped mid-answer (told why in an error event) and billed what was generated, unless the hold sweeper (every
+    // 3 s here, no minimum age) closed its hold first: either way the answer, GET and the ledger agree.
+    expect(error?.code).to.equal('request_stopped');
+    expect(text).to.not.include('"finish_reason":"stop"');
+    expect(outcome.status).to.equal('failed');
+    if (books.usage) expect(books.usage.status).to.equal('cancelled');
+    expect(Math.round(outcome.credits_used * 1_000_000)).to.equal(ledgerChargeMicro(books)).and.to.equal(books.usage?.credits_micro ?? 0);
+    expect(books.reservations).to.have.length(1);
+    expect(books.reservations[0].status).to.be.oneOf(['settled', 'released']);
+    return `${parts()} parts, ${books.usage?.credits_micro ?? 0} µcr, ended ${endedAfterMs} ms after terminate`;
+  }
+
+  it('an API+worker process killed with 12 chats and 4 streams in flight: each is found at once by its client X-Request-Id, and its outcome agrees with the ledger; a replay answers to its own id', async () => {
+    const t = await tenant();
+    await stack.stopApiWorker(); // one left by an earlier failure
+    await stack.startApiWorker();
+    const traces = Array.from({ length: 16 }, (_, i) => `lookup-${t.workspaceId}-${i}`);
+    const inFlight = traces.map((trace, i) => i < 12
+      ? send(t, '/v1/chat/completions', { method: 'POST', headers: { ...slowChat(4000), 'x-request-id': trace }, body: chatBody(`looked up ${i}`) }, stack.apiWorkerUrl)
+      : t.fetchAt(stack.apiWorkerUrl, '/v1/chat/completions', {
+        method: 'POST', headers: { ...json, 'x-request-id': trace }, body: chatBody(`a streamed answer looked up ${i}`, { stream: true, stream_options: { include_usage: true }, max_tokens: 400 }),
+      }).then(async (res) => { await res.text().catch(() => ''); return res.status; }, () => 'connection lost'));
+    await waitForHolds(t, 16);
+    await stack.killApiWorker();
+    const killedAt = Date.now();
+    await Promise.all(inFlight);
+    const atOnce = await Promise.all(traces.map((trace) => lookUp(t, trace)));
+    const lookedUpWithinMs = Date.now() - killedAt;
+    expect(atOnce.map((l) => l.status), JSON.stringify(atOnce.filter((l) => l.status !== 200))).to.deep.equal(Array(16).fill(200));
+    for (const l of atOnce) expect(l.body.status).to.be.oneOf(['running', 'succeeded', 'failed', 'cancelled']);
+
+    const rows = [];
+    for (const trace of traces) {
+      const outcome = await finalOutcome(t, trace);
+      const lookup = await lookUp(t, trace);
+      const books = await booksOf(stack.db, lookup.body.id!);
+      rows.push({ client: { 'x-request-id': trace, answer: 'connection lost' }, lookup: lookup.body, books, outcome });
+    }
+    showOutcome('api-worker killed, looked up by client id', rows);
+    for (const { outcome, books } of rows) {
+      // Served (a chat continued on the worker), cut off (a stream, billed what was generated), or failed uncharged.
+      expect(Math.round(outcome.credits_used * 1_000_000)).to.equal(ledgerChargeMicro(books));
+      expect(books.reservations.filter((r) => r.status === 'settled')).to.have.length(outcome.status === 'failed' ? 0 : 1);
+    }
+    expect(rows.slice(0, 12).map((r) => r.outcome.status)).to.deep.equal(Array(12).fill('succeeded'));
+
+    // An Idempotency-Key replay's x-request-id leads to the run it joined.
+    const keyed = { method: 'POST', headers: { ...json, 'idempotency-key': `lookup-replay-${t.workspaceId}` }, body: chatBody('replayed') };
+    const first = await t.fetch('/v1/chat/completions', keyed);
+    const replay = await t.fetch('/v1/chat/completions', keyed);
+    expect(replay.headers.get('x-idempotent-replayed')).to.equal('true');
+    const replayLookup = await lookUp(t, replay.headers.get('x-request-id')!);
+    expect(replayLookup.status).to.equal(200);
+    expect(replayLookup.body).to.deep.include({ id: first.headers.get('x-request-id'), status: 'succeeded', credits_used: Number(first.headers.get('x-credits-used')) });
+    showOutcome('idempotent replay looked up by its own id', [{ client: { status: replay.status, replayed: true }, lookup: replayLookup.body, books: await booksOf(stack.db, first.headers.get('x-request-id')!) }]);
+    report.push({ fault: 'api-worker killed, looked up at once by client id', found: atOnce.filter((l) => l.status === 200).length, lookedUpWithinMs, replayFound: replayLookup.status });
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
+  it('a video job terminated while it runs ends failed with the reason, its hold given back, on both poll paths', async () => {
+    const t = await tenant();
+    const res = await postVideo(t, { model: 'sim-video', prompt: 'terminated job', duration: 2, resolution: '360p' });
+    const { id } = (await res.json()) as { id: string };
+    await waitFor('the job to hold its credits', async () => (await stack.db('reservations').where({ request_id: id, status: 'held' })).length === 1, 60_000);
+    await temporal.workflow.getHandle(id).terminate('operator');
+    const polled = await (await t.fetch(`/v1/videos/generations/${id}`)).json() as VideoJobObject & { error?: { code: string; message: string } };
+    const openai = await (await t.fetch(`/v1/videos/${id}`)).json() as { status: string; error: { code: string } | null };
+    const books = await booksOf(stack.db, id);
+    showOutcome('video job terminated', [{ client: { created: res.status, id }, lookup: { generations: { status: polled.status, error: polled.error }, videos: { status: openai.status, error: openai.error } }, books }]);
+    expect(polled.status).to.equal('failed');
+    expect(polled.error?.code).to.equal('video_job_stopped');
+    expect(openai).to.deep.include({ status: 'failed' });
+    expect(openai.error?.code).to.equal('video_job_stopped');
+    expect(books.reservations.map((r) => r.status)).to.deep.equal(['released']);
+    expect(ledgerChargeMicro(books)).to.equal(0);
+    report.push({ fault: 'video job terminated', job: polled.status, hold: books.reservations[0].status });
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
+  it('the worker killed while a budget alert webhook takes 8 s: the retry is the same delivery (same delivery id), recorded once as sent', async () => {
+    const t = await tenant();
+    const sink = new WebhookSink();
+    await sink.start();
+    try {
+      const path = `/hook-${t.workspaceId}`;
+      sink.slow.set(path, 8_000);
+      const alert = await t.fetch('/v1/budget/alerts', { method: 'POST', headers: json, body: JSON.stringify({ threshold_type: 'credits', threshold: 0.000001, channels: { webhook: { url: `${sink.url}${path}` } } }) });
+      expect(alert.status).to.equal(201);
+      const chat = await send(t, '/v1/chat/completions', { method: 'POST', headers: json, body: chatBody('spend something') });
+      expect(chat.status).to.equal(200);
+      await waitFor('the webhook to be called', () => sink.calls.filter((c) => c.path === path).length === 1, 60_000);
+      // Recorded before it was sent.
+      const recorded = await stack.db('budget_alert_deliveries').join('budget_alerts', 'budget_alerts.id', 'budget_alert_deliveries.alert_id')
+        .where('budget_alerts.workspace_id', t.workspaceId).select('budget_alert_deliveries.status');
+      expect(recorded.map((r) => r.status)).to.deep.equal(['sending']);
+      await stack.killWorker();
+      const killedAt = Date.now();
+      await stack.startWorker();
+      const deliveries = await waitFor('the delivery to be recorded sent', async () => {
+        const rows = await stack.db('budget_alert_deliveries').join('budget_alerts', 'budget_alerts.id', 'budget_alert_deliveries.alert_id')
+          .where('budget_alerts.workspace_id', t.workspaceId).select('budget_alert_deliveries.status', 'budget_alert_deliveries.channel');
+        return rows.length === 1 && rows[0].status === 'sent' ? rows : null;
+      }, 120_000);
+      const calls = sink.calls.filter((c) => c.path === path);
+      const ids = calls.map((c) => c.headers['x-gateway-delivery-id']);
+      if (process.env.TEST_VERBOSE) console.log(JSON.stringify({ fault: 'worker killed during a slow webhook', posts: calls.map((c) => ({ 'x-gateway-delivery-id': c.headers['x-gateway-delivery-id'], 'idempotency-key': c.headers['idempotency-key'] })), deliveries, chat: { client: chat, books: await booksOf(stack.db, chat.requestId!) } }));
+      expect(calls.length).to.be.at.least(2);
+      expect(ids[0]).to.match(/^dlv_[0-9a-f]{32}$/);
+      expect(new Set(ids).size, 'one delivery id').to.equal(1);
+      expect(calls.every((c) => c.headers['idempotency-key'] === ids[0])).to.equal(true);
+      report.push({ fault: 'worker killed during a slow webhook', posts: calls.length, deliveryIds: new Set(ids).size, recoveredMs: Date.now() - killedAt });
+      await expectBooksBalanced([t.workspaceId]);
+    } finally {
+      await sink.stop();
+    }
   });
 
   it('the Temporal server killed for 10 s during 20 slow chats: every client gets its answer or outcome_unknown, each charged once', async () => {
@@ -253,7 +456,7 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     await expectBooksBalanced([t.workspaceId]);
   });
 
-  it('the API process killed at the end of one stream and in the middle of another: the first is billed what it delivered, the second what was generated', async () => {
+  it('the API process killed at the end of one stream and in the middle of another: the first is billed what it delivered and its run ends succeeded, the second is billed what was generated', async () => {
     const t = await tenant();
     const stream = (content: string) => t.fetch('/v1/chat/completions', {
       method: 'POST', headers: json, body: chatBody(content, { stream: true, stream_options: { include_usage: true }, max_tokens: 400 }),
@@ -287,7 +490,13 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
 
     await stack.startApi();
     const cutUsage = await waitFor('the cut-off stream to be billed', () => stack.db('usage_records').where({ request_id: cutId }).first(), 120_000);
-    report.push({ fault: 'api killed at the end / middle of a stream', finished: `${delivered.status} ${delivered.credits_micro} µcr`, cut: `${cutUsage.status} ${cutUsage.credits_micro} µcr`, cutBilledAfterMs: Date.now() - killedAt });
+    // The run of the stream whose [DONE] was written follows what its client received: succeeded, charged once.
+    const finishedOutcome = await finalOutcome(t, finishedId);
+    const finishedBooks = await booksOf(stack.db, finishedId);
+    showOutcome('api killed right after [DONE]', [{ client: { status: finished.status, done: true, usage: reported }, lookup: finishedOutcome, books: finishedBooks }]);
+    expect(finishedOutcome).to.deep.include({ status: 'succeeded', credits_used: reported.credits_used });
+    expect(ledgerChargeMicro(finishedBooks)).to.equal(Math.round(reported.credits_used * 1_000_000));
+    report.push({ fault: 'api killed at the end / middle of a stream', finished: `${delivered.status} ${delivered.credits_micro} µcr`, finishedRun: finishedOutcome.status, cut: `${cutUsage.status} ${cutUsage.credits_micro} µcr`, cutBilledAfterMs: Date.now() - killedAt });
     expect(cutUsage.status).to.equal('cancelled');
     expect(Number(cutUsage.output_tokens)).to.be.greaterThan(0);
     expect(Number(cutUsage.credits_micro)).to.be.greaterThan(0);

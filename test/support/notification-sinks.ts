@@ -11,6 +11,9 @@ export interface ReceivedEmail {
   to: string[];
   subject: string;
   text: string;
+  messageId: string;
+  /** The sender's `X-Gateway-Delivery-Id` header ('' without one). */
+  deliveryId: string;
 }
 
 /** Decodes a quoted-printable body (nodemailer uses it for long lines). */
@@ -26,7 +29,7 @@ function parseMessage(raw: string, envelope: { from: string; to: string[] }): Re
   const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
   const text = /quoted-printable/i.test(header('Content-Transfer-Encoding')) ? decodeQuotedPrintable(body)
     : /base64/i.test(header('Content-Transfer-Encoding')) ? Buffer.from(body, 'base64').toString('utf8') : body;
-  return { from: envelope.from, to: envelope.to, subject: header('Subject'), text };
+  return { from: envelope.from, to: envelope.to, subject: header('Subject'), text, messageId: header('Message-ID'), deliveryId: header('X-Gateway-Delivery-Id') };
 }
 
 export class SmtpSink {
@@ -74,12 +77,15 @@ export interface WebhookCall {
   path: string;
   status: number;
   body: any;
+  headers: http.IncomingHttpHeaders;
 }
 
 export class WebhookSink {
   readonly calls: WebhookCall[] = [];
   /** Paths that answer 503 Service Unavailable. */
   readonly down = new Set<string>();
+  /** Paths that take this long (ms) to answer (a slow receiver); the call is recorded when it arrives. */
+  readonly slow = new Map<string, number>();
   private server: http.Server | null = null;
   url = '';
 
@@ -96,8 +102,11 @@ export class WebhookSink {
         } catch {
           body = Buffer.concat(chunks).toString('utf8');
         }
-        this.calls.push({ path, status, body });
-        res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'service_unavailable');
+        this.calls.push({ path, status, body, headers: req.headers });
+        const answer = () => { if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'service_unavailable'); };
+        const delay = this.slow.get(path);
+        if (delay) setTimeout(answer, delay);
+        else answer();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

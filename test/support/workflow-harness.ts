@@ -20,7 +20,7 @@ import { toActivityFailure } from '../../activities/failures';
 import { denialOf, serveHop, type HoldAnswer, type HoldInput, type HopDenied } from '../../activities/hop';
 import type { StreamChatInput, StreamChatOutcome, StreamProgress } from '../../activities/stream-chat';
 import { GatewayError, UpstreamError, type UpstreamFailureKind } from '../../core/errors';
-import type { UsageRecord } from '../../domain/request-accounting';
+import type { SettledHop, UsageRecord } from '../../domain/request-accounting';
 import { workflowBundle } from '../../worker/workflow-bundle';
 import type { ModelRequestInput } from '../../workflows/request-steps';
 import type { ResultSinks } from '../../workflows/result-sinks';
@@ -261,6 +261,13 @@ export async function startWorkflowHarness(): Promise<WorkflowHarness> {
     },
     async failRequest(input: { reservationId: string | null; reason: string; usage: UsageRecord }): Promise<void> {
       record(current(), 'fail', null, input);
+    },
+    /** What was settled for the reservation so far (not a step of its own: the books are only read). */
+    async settledHop(input: { reservationId: string }): Promise<SettledHop | null> {
+      const settled = current().calls.filter((c) => c.step === 'settle' && (c.input as { reservationId: string }).reservationId === input.reservationId).at(-1);
+      if (!settled) return null;
+      const { chargeMicro, usage } = settled.input as { chargeMicro: number; usage: UsageRecord };
+      return { chargedMicro: chargeMicro, status: usage.status, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
     },
     async priceChatUsage(input: { model: string; inputTokens: number; outputTokens: number }): Promise<number> {
       const scenario = current();

@@ -105,7 +105,8 @@ describe('budget alerts end to end (workflows/budget-watcher)', function () {
       return (described?.raw.pendingActivities?.[0]?.attempt ?? 0) >= 2;
     });
     expect(mailFor('ops@down.test')).to.have.length(0);
-    expect(await gateway.runtime.db('budget_alert_deliveries').where({ alert_id: alert.id })).to.have.length(0);
+    // Recorded before sending, and not sent yet.
+    expect((await gateway.runtime.db('budget_alert_deliveries').where({ alert_id: alert.id })).map((d) => d.status)).to.deep.equal(['sending', 'sending']);
 
     await smtp.start();
     webhook.down.delete('/hooks/down');
@@ -113,7 +114,9 @@ describe('budget alerts end to end (workflows/budget-watcher)', function () {
     expect(await delivered(alert.id, 'webhook')).to.equal('sent');
     expect(mailFor('ops@down.test')).to.have.length(1);
     expect(webhook.delivered('/hooks/down')).to.have.length(1);
-    expect(await gateway.runtime.db('budget_alert_deliveries').where({ alert_id: alert.id })).to.have.length(2);
+    expect((await gateway.runtime.db('budget_alert_deliveries').where({ alert_id: alert.id })).map((d) => d.status)).to.deep.equal(['sent', 'sent']);
+    // Every attempt carried the same delivery id.
+    expect(new Set(webhook.calls.filter((c) => c.path === '/hooks/down').map((c) => c.headers['x-gateway-delivery-id'])).size).to.equal(1);
   });
 
   it('continues as new when its history grows, and still sends each alert once', async () => {

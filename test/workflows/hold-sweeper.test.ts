@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { requestSearchAttributes } from '../../api/requests/workflow-ids';
+import type { ModelRequestInput } from '../../workflows/request-steps';
 import { loadConfig } from '../../config/env';
 import { getBalance, ledgerSum } from '../../domain/ledger';
 import { HOLD_SWEEPER_SCHEDULE_ID, SCHEDULED_TASK_QUEUE } from '../../workflows/contracts';
@@ -12,9 +14,10 @@ const chat = JSON.stringify({ model: 'sim-chat', max_tokens: 16, messages: [{ ro
 describe('every hold ends (request compensation, workflows/hold-sweeper)', function () {
   this.timeout(120_000);
   let gateway: TestGateway;
+  const taskQueue = `hold-sweeper-${randomBytes(4).toString('hex')}`;
   before(async function () {
     this.timeout(180_000);
-    gateway = await startTestGateway();
+    gateway = await startTestGateway({ taskQueue });
   });
   after(() => gateway?.stop());
 
@@ -59,12 +62,32 @@ describe('every hold ends (request compensation, workflows/hold-sweeper)', funct
     expect(refund.meta).to.deep.equal({ reason: 'request cancelled' });
   });
 
-  it('releases the hold of a terminated run, leaves running ones alone, and records who closed it and why', async () => {
+  it('gives back the hold of a terminated run the API answers before it says so', async () => {
     const tenant = await gateway.newTenant({ credits: 100, quotas: { costCap: 50 } });
     const answer = slowChat(tenant);
     const held = await heldOf(tenant.workspaceId);
     await client().workflow.getHandle(workflowOf(held.id)).terminate('operator stopped it');
-    await answer;
+    expect((await answer).status).to.equal(503);
+    await expectBooksClosed(tenant, held.id);
+    const [entry] = await db()('audit_log').where({ subject_type: 'reservation', subject_id: held.id });
+    expect(entry).to.include({ workspace_id: tenant.workspaceId, actor: 'system:request-stopped', action: 'reservation.release' });
+    expect(entry.data).to.include({ workflowId: workflowOf(held.id), answer: 'request_stopped' });
+  });
+
+  it('releases the hold of a terminated run nobody waits for, leaves running ones alone, and records who closed it and why', async () => {
+    const tenant = await gateway.newTenant({ credits: 100, quotas: { costCap: 50 } });
+    // A run whose API is gone (started directly here): nobody answers for it, so the sweeper closes its hold.
+    const requestId = randomUUID();
+    const input: ModelRequestInput = {
+      requestId, workspaceId: tenant.workspaceId, apiKeyId: tenant.keyId, endpoint: 'chat.completions', chain: ['sim-chat'], allowedModels: null,
+      body: { inline: JSON.parse(chat) }, created: Math.floor(Date.now() / 1000), simulate: { failure: 'slow', delayMs: 30_000 },
+    };
+    await client().workflow.start('modelRequestWorkflow', {
+      taskQueue, workflowId: `req-${requestId}`, args: [input],
+      typedSearchAttributes: requestSearchAttributes({ requestId, workspaceId: tenant.workspaceId, apiKeyId: tenant.keyId, model: 'sim-chat', endpoint: 'chat.completions' }),
+    });
+    const held = await heldOf(tenant.workspaceId);
+    await client().workflow.getHandle(workflowOf(held.id)).terminate('operator stopped it');
     expect((await reservation(held.id)).status).to.equal('held');
 
     const other = await gateway.newTenant({ credits: 100 });

@@ -92,7 +92,7 @@ describe('security: budget alert webhooks', function () {
       const view = await waitFor('both deliveries to be given up', async () => {
         const res = await tenant.fetch(`/v1/budget/alerts/${alert.id}`);
         const body = (await res.json()) as View;
-        return body.deliveries.length === 2 ? body : null;
+        return body.deliveries.length === 2 && body.deliveries.every((d) => d.status !== 'sending') ? body : null;
       }, 60_000);
       const [email, hook] = view.deliveries;
       expect(email).to.include({ channel: 'email', status: 'failed' });

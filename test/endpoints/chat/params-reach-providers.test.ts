@@ -92,7 +92,7 @@ const OPENAI_WIRE: Record<string, Check> = {
 };
 
 /** Hosts whose upstream answers several choices in one call (see providers/registry.ts). */
-const NATIVE_CHOICES = new Set(PROVIDER_HOSTS.filter((h) => h.extra?.nativeChoices === true).map((h) => h.id));
+const NATIVE_CHOICES = new Set([...PROVIDER_HOSTS.filter((h) => h.extra?.nativeChoices === true).map((h) => h.id), 'azure']);
 
 const ANTHROPIC_WIRE: Record<string, Check> = {
   temperature: field('temperature', 'temperature'),
@@ -134,7 +134,7 @@ const GOOGLE_WIRE: Record<string, Check> = {
 };
 
 const WIRES: Record<string, Record<string, Check>> = {
-  'openai-compatible': OPENAI_WIRE, cohere: OPENAI_WIRE, anthropic: ANTHROPIC_WIRE, google: GOOGLE_WIRE,
+  'openai-compatible': OPENAI_WIRE, 'azure-openai': OPENAI_WIRE, cohere: OPENAI_WIRE, anthropic: ANTHROPIC_WIRE, google: GOOGLE_WIRE,
 };
 
 describe('every chat parameter a model allows reaches its provider', function () {
@@ -157,6 +157,7 @@ describe('every chat parameter a model allows reaches its provider', function ()
       hostEnv[`${host.envPrefix}_BASE_URL`] = `${fake.url}/${host.id}${host.family === 'openai-compatible' ? '/v1' : ''}`;
       hostEnv[`${host.envPrefix}_API_KEY`] = 'test-key';
     }
+    hostEnv.AZURE_OPENAI_ENDPOINT = `${fake.url}/azure`;
     // Chat without files uses no storage, database or catalog.
     env = { requestId: 'req_params', created: 1_700_000_000, attempt: 1, providers: providersFromEnv(hostEnv), storage: null as never, catalog: null as never };
   });
@@ -164,7 +165,7 @@ describe('every chat parameter a model allows reaches its provider', function ()
 
   it('covers chat models of every family that serves chat over HTTP', () => {
     const families = new Set(chatModels.map((r) => familyOf(r)));
-    expect([...families].sort()).to.deep.equal(['anthropic', 'cohere', 'google', 'openai-compatible']);
+    expect([...families].sort()).to.deep.equal(['anthropic', 'azure-openai', 'cohere', 'google', 'openai-compatible']);
   });
 
   for (const record of loadCatalogFiles().filter((r) => r.modality === 'chat' && r.provider !== 'simulated')) {

@@ -118,7 +118,7 @@ export class FaultStack {
     return this.knex;
   }
 
-  /** The environment of the API and worker processes: short sweeper period, simulated provider slowed for streams. */
+  /** The environment of the API and worker processes: short sweeper period, simulated provider slowed for streams, local webhooks allowed. */
   env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
     return {
       HOST: '127.0.0.1', PORT: String(this.ports.api), DATABASE_URL: this.databaseUrl, TEMPORAL_ADDRESS: `127.0.0.1:${this.ports.temporal}`,
@@ -127,6 +127,8 @@ export class FaultStack {
       GATEWAY_HOLD_SWEEP_SECONDS: '3', GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS: '0', GATEWAY_OUTCOME_WAIT_SECONDS: '60',
       WORKER_HEALTH_PORT: String(this.ports.workerHealth),
       SIMULATED_STATE_DIR: this.simulatorDir, SIMULATED_VIDEO_MS: '4000', SIMULATED_STREAM_DELAY_MS: '300',
+      // Budget alert webhooks go to a local receiver.
+      ALLOW_PRIVATE_WEBHOOKS: 'true',
       ...extra,
     };
   }

@@ -46,3 +46,26 @@ export async function reconcile(db: Knex, workspaceIds: string[]): Promise<Recon
 export const BALANCED: Reconciliation = {
   heldReservations: [], ledgerNotBalances: [], chargedTwice: [], rowsNotCharge: [], usageNotCharge: [], keysStillReserving: [],
 };
+
+/** One request's books, as the report shows them: its holds, its ledger rows and its usage record. */
+export interface RequestBooks {
+  reservations: Array<{ id: string; status: string; charged_micro: number | null }>;
+  ledger: Array<{ kind: string; amount_micro: number }>;
+  usage: { status: string; credits_micro: number } | null;
+}
+
+export async function booksOf(db: Knex, requestId: string): Promise<RequestBooks> {
+  const reservations = await db('reservations').where({ request_id: requestId }).orderBy('id').select('id', 'status', 'charged_micro');
+  const ledger = await db('credit_ledger').where({ request_id: requestId }).orderBy('id').select('kind', 'amount_micro');
+  const usage = await db('usage_records').where({ request_id: requestId }).first('status', 'credits_micro');
+  return {
+    reservations: reservations.map((r) => ({ id: r.id, status: r.status, charged_micro: r.charged_micro === null ? null : Number(r.charged_micro) })),
+    ledger: ledger.map((l) => ({ kind: l.kind, amount_micro: Number(l.amount_micro) })),
+    usage: usage ? { status: usage.status, credits_micro: Number(usage.credits_micro) } : null,
+  };
+}
+
+/** What a request was charged in the ledger (settle rows), in micro-credits. */
+export function ledgerChargeMicro(books: RequestBooks): number {
+  return -books.ledger.filter((l) => l.kind === 'settle').reduce((sum, l) => sum + l.amount_micro, 0);
+}

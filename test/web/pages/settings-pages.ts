@@ -69,7 +69,7 @@ export class KeysPage {
 
   async open(): Promise<void> {
     await this.page.goto(`${this.base}/settings/keys`);
-    await this.page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await this.page.getByRole('heading', { name: 'API keys', level: 2 }).waitFor();
   }
 
   /** Creates a key with a quota preset and returns its secret, shown once. */
@@ -166,7 +166,7 @@ export class BudgetAlertsPage {
 
   async open(): Promise<void> {
     await this.page.goto(`${this.base}/settings/alerts`);
-    await this.page.getByRole('heading', { name: 'Budget alerts' }).waitFor();
+    await this.page.getByRole('heading', { name: 'Budget alerts', level: 2 }).waitFor();
   }
 
   /** Clicks Delete on the alert at `threshold` (as the table shows it, e.g. '50 credits'). */
@@ -186,7 +186,7 @@ export class FallbackChainsPage {
 
   async open(): Promise<void> {
     await this.page.goto(`${this.base}/settings/fallbacks`);
-    await this.page.getByRole('heading', { name: 'Fallback chains' }).waitFor();
+    await this.page.getByRole('heading', { name: 'Fallback chains', level: 2 }).waitFor();
   }
 
   async askRemove(model: string): Promise<ConfirmDialogPage> {
