@@ -6,6 +6,7 @@
  * blocks carried back and `cache_control` hints have no chat form and are left out; what a model cannot
  * serve (thinking on a model without reasoning, `top_k`) is refused in the Messages request's own terms.
  */
+import { rewordParams } from '../param-names';
 import type { ModelRecord } from '../../catalog/types';
 import { InvalidRequestError } from '../../core/errors';
 import type { ChatCompletionBody } from '../chat/body';
@@ -161,10 +162,5 @@ const MESSAGES_NAMES: Record<string, string> = {
 
 /** A refusal worded for the chat request, reworded in the Messages request's own parameter names. */
 export function inMessagesTerms(err: unknown): unknown {
-  if (!(err instanceof InvalidRequestError)) return err;
-  let message = err.message;
-  for (const [chat, messages] of Object.entries(MESSAGES_NAMES)) message = message.split(`'${chat}'`).join(`'${messages}'`);
-  const param = err.param && MESSAGES_NAMES[err.param] ? MESSAGES_NAMES[err.param] : err.param;
-  if (message === err.message && param === err.param) return err;
-  return new InvalidRequestError(message, { param, code: err.code });
+  return rewordParams(err, MESSAGES_NAMES);
 }

@@ -4,6 +4,7 @@
  * messages (function calls join the assistant turn, their outputs become tool messages), and the
  * Responses parameters take their chat names (so the catalog's allowedParams judge them the same way).
  */
+import { rewordParams } from '../param-names';
 import type { Knex } from 'knex';
 import { InvalidRequestError } from '../../core/errors';
 import { conversationItems, findItems, itemNotFound, responseNotFound, type ResponseItem } from '../../domain/responses';
@@ -140,10 +141,5 @@ const RESPONSES_NAMES: Record<string, string> = {
 
 /** A refusal worded for the chat request, reworded in the Responses request's own parameter names. */
 export function inResponsesTerms(err: unknown): unknown {
-  if (!(err instanceof InvalidRequestError)) return err;
-  let message = err.message;
-  for (const [chat, responses] of Object.entries(RESPONSES_NAMES)) message = message.split(`'${chat}'`).join(`'${responses}'`);
-  const param = err.param && RESPONSES_NAMES[err.param] ? RESPONSES_NAMES[err.param] : err.param;
-  if (message === err.message && param === err.param) return err;
-  return new InvalidRequestError(message, { param, code: err.code });
+  return rewordParams(err, RESPONSES_NAMES);
 }
