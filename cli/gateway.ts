@@ -36,11 +36,38 @@ const migrateCommand: Command = async (db, argv) => {
   return { applied: migrationsApplied, current: completed.at(-1)?.name ?? null, migrations: completed.length, pending: pending.length };
 };
 
+/** --credits as micro-credits: a positive amount with at most 6 decimals. */
+function positiveMicro(credits: number): number {
+  let amount = 0;
+  try {
+    amount = creditsToMicro(credits);
+  } catch {
+    // more than 6 decimals: refused below
+  }
+  if (amount <= 0) throw new UsageError('--credits must be a positive amount with at most 6 decimals');
+  return amount;
+}
+
+/** Who runs the command, for the audit log: --operator, else GATEWAY_OPERATOR, else the local user. */
+function operatorName(flag: unknown): string {
+  return (flag as string | undefined) ?? process.env.GATEWAY_OPERATOR ?? `cli:${os.userInfo().username}`;
+}
+
 const COMMANDS: Record<string, Command> = {
   migrate: migrateCommand,
   'workspace create': async (db, argv) => {
-    const f = parseFlags(argv, { name: { type: 'string', required: true }, credits: { type: 'number' }, plan: { type: 'string' } });
-    const ws = await createWorkspace(db, { name: f.name as string, credits: f.credits as number | undefined, planId: (f.plan as string) ?? null, actor: 'cli' });
+    const f = parseFlags(argv, {
+      name: { type: 'string', required: true }, credits: { type: 'number' }, plan: { type: 'string' }, reason: { type: 'string' }, operator: { type: 'string' },
+    });
+    const initial = f.credits === undefined ? 0 : positiveMicro(f.credits as number);
+    const ws = await createWorkspace(db, { name: f.name as string, planId: (f.plan as string) ?? null, actor: 'cli' });
+    // Starting credits are an operator's grant like any other: audited with who and why.
+    if (initial > 0) {
+      await addOperatorCredits(db, {
+        workspaceId: ws.id, amountMicro: initial, operator: operatorName(f.operator), idempotencyKey: 'initial',
+        reason: (f.reason as string | undefined) ?? 'starting credits given when the workspace was created',
+      });
+    }
     return { id: ws.id, name: ws.name, plan: ws.planId, credits: microToCredits((await getBalance(db, ws.id)).totalMicro) };
   },
   'keys create': async (db, argv) => {
@@ -90,14 +117,8 @@ const COMMANDS: Record<string, Command> = {
       workspace: { type: 'string', required: true }, credits: { type: 'number', required: true }, reason: { type: 'string', required: true },
       operator: { type: 'string' }, 'idempotency-key': { type: 'string' },
     });
-    let amount = 0;
-    try {
-      amount = creditsToMicro(f.credits as number);
-    } catch {
-      // more than 6 decimals: refused below
-    }
-    if (amount <= 0) throw new UsageError('--credits must be a positive amount with at most 6 decimals');
-    const operator = (f.operator as string | undefined) ?? process.env.GATEWAY_OPERATOR ?? `cli:${os.userInfo().username}`;
+    const amount = positiveMicro(f.credits as number);
+    const operator = operatorName(f.operator);
     const key = (f['idempotency-key'] as string) ?? randomUUID();
     const { applied } = await addOperatorCredits(db, { workspaceId: f.workspace as string, amountMicro: amount, operator, reason: f.reason as string, idempotencyKey: key });
     const balance = await getBalance(db, f.workspace as string);

@@ -48,7 +48,7 @@ describe('admin CLI (gateway)', function () {
   });
 
   it('creates a workspace with credits, a key with quotas, tops up and reports the balance', async () => {
-    const ws = await gateway('workspace', 'create', '--name', 'Acme', '--credits', '12.5');
+    const ws = await gateway('workspace', 'create', '--name', 'Acme', '--credits', '12.5', '--operator', 'ada', '--reason', 'pilot agreement');
     expect(ws.code, ws.stderr).to.equal(0);
     expect(ws.json.id).to.match(/^ws_/);
     expect(ws.json.credits).to.equal(12.5);
@@ -66,8 +66,11 @@ describe('admin CLI (gateway)', function () {
     expect(again.json).to.include({ applied: false, balance: 20 });
     const db = createDb((await getSharedStack()).databaseUrl, { poolMax: 1, applicationName: 'gateway-cli-test' });
     try {
-      const audit = await db('audit_log').where({ workspace_id: ws.json.id, action: 'credits.operator_add' }).select('actor', 'data');
-      expect(audit).to.deep.equal([{ actor: 'operator:ada', data: { credits: 7.5, reason: 'invoice 1 paid', idempotencyKey: 'invoice-1' } }]);
+      const audit = await db('audit_log').where({ workspace_id: ws.json.id, action: 'credits.operator_add' }).orderBy('id').select('actor', 'data');
+      expect(audit).to.deep.equal([
+        { actor: 'operator:ada', data: { credits: 12.5, reason: 'pilot agreement', idempotencyKey: 'initial' } },
+        { actor: 'operator:ada', data: { credits: 7.5, reason: 'invoice 1 paid', idempotencyKey: 'invoice-1' } },
+      ]);
     } finally {
       await db.destroy();
     }
