@@ -7,6 +7,9 @@
  */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import http from 'node:http';
+import https from 'node:https';
 import { Connection, defineProvider } from '../connection';
 import type { Provider, ProviderOptions } from '../types';
 import { BedrockChatModel } from './chat';
@@ -74,6 +77,12 @@ export function createBedrockProvider(options: BedrockOptions): Provider {
     credentials: credentialsOf(options),
     // The gateway retries and falls back itself (per attempt, with its own deadline).
     maxAttempts: 1,
+    // HTTP/1.1 on kept-alive connections, as every other provider is reached (the SDK's default for this client
+    // is HTTP/2, which only the bidirectional-stream operations need, and which private endpoints may not speak).
+    requestHandler: new NodeHttpHandler({
+      httpAgent: new http.Agent({ keepAlive: true, keepAliveMsecs: 30_000 }),
+      httpsAgent: new https.Agent({ keepAlive: true, keepAliveMsecs: 30_000 }),
+    }),
   }));
   return defineProvider(connection, {
     chat: (model) => new BedrockChatModel(connection, runtime, model),
