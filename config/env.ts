@@ -257,6 +257,16 @@ const schema = {
     AZURE_CLIENT_SECRET: { type: 'string', minLength: 1 },
     AZURE_AUTHORITY_HOST: { type: 'string', pattern: '^https://[^\\s/?#]+/?$' },
     AZURE_AUTHORITY_CA_FILE: { type: 'string', minLength: 1 },
+    BEDROCK_REGION: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$' },
+    BEDROCK_BASE_URL: { type: 'string', pattern: '^https?://[^\\s/?#]+/?$' },
+    BEDROCK_ACCESS_KEY_ID: { type: 'string', pattern: '^[A-Z0-9]{16,128}$' },
+    BEDROCK_SECRET_ACCESS_KEY: { type: 'string', pattern: '^[\\x21-\\x7e]{16,128}$' },
+    BEDROCK_SESSION_TOKEN: { type: 'string', pattern: '^[\\x21-\\x7e]{1,4096}$' },
+    BEDROCK_ROLE_ARN: { type: 'string', pattern: '^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\\w+=,.@/-]{1,512}$' },
+    BEDROCK_ROLE_SESSION_NAME: { type: 'string', pattern: '^[\\w+=,.@-]{2,64}$' },
+    BEDROCK_ROLE_EXTERNAL_ID: { type: 'string', pattern: '^[\\w+=,.@:/-]{2,1224}$' },
+    BEDROCK_STS_ENDPOINT: { type: 'string', pattern: '^https?://[^\\s/?#]+/?$' },
+    BEDROCK_TIMEOUT_MS: { type: 'string', pattern: '^[1-9][0-9]{0,6}$' },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -270,6 +280,15 @@ const schema = {
     AZURE_CLIENT_SECRET: ['AZURE_TENANT_ID', 'AZURE_CLIENT_ID'],
     AZURE_AUTHORITY_HOST: ['AZURE_TENANT_ID'],
     AZURE_AUTHORITY_CA_FILE: ['AZURE_AUTHORITY_HOST'],
+    // AWS keys come in pairs; Bedrock's other settings mean nothing without its region (providers/bedrock).
+    BEDROCK_ACCESS_KEY_ID: ['BEDROCK_SECRET_ACCESS_KEY', 'BEDROCK_REGION'],
+    BEDROCK_SECRET_ACCESS_KEY: ['BEDROCK_ACCESS_KEY_ID'],
+    BEDROCK_SESSION_TOKEN: ['BEDROCK_ACCESS_KEY_ID'],
+    BEDROCK_ROLE_ARN: ['BEDROCK_REGION'],
+    BEDROCK_ROLE_SESSION_NAME: ['BEDROCK_ROLE_ARN'],
+    BEDROCK_ROLE_EXTERNAL_ID: ['BEDROCK_ROLE_ARN'],
+    BEDROCK_STS_ENDPOINT: ['BEDROCK_ROLE_ARN'],
+    BEDROCK_BASE_URL: ['BEDROCK_REGION'],
   },
 } as const;
 

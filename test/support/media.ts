@@ -22,7 +22,8 @@ export const isAdts = (b: Buffer) => b[0] === 0xff && (b[1] & 0xf6) === 0xf0;
 /** Every provider's credentials blanked: real providers are "not configured" unless a test points one at a fake. */
 export function withoutProviderKeys(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const blank = Object.fromEntries(PROVIDER_HOSTS.filter((h) => h.id !== 'simulated').map((h) => [`${h.envPrefix}_API_KEY`, '']));
-  return { ...blank, ...env };
+  // Bedrock has no key of that name: its region is what configures it (the machine's AWS credentials may sign).
+  return { ...blank, BEDROCK_REGION: '', ...env };
 }
 
 /** The ledger rows of one request, oldest first. */

@@ -18,6 +18,7 @@ import { FakeUpstream, type RecordedRequest } from '../../support/fake-upstream'
 import openaiCompletion from '../../providers/openai-compatible/fixtures/chat-completion.json';
 import anthropicMessage from '../../providers/anthropic/fixtures/message-text.json';
 import geminiAnswer from '../../providers/google/fixtures/generate-text.json';
+import converseAnswer from '../../providers/bedrock/fixtures/converse-text.json';
 
 const TOOL = { type: 'function' as const, function: { name: 'lookup', description: 'Looks a word up', parameters: { type: 'object', properties: { word: { type: 'string' } } } } };
 
@@ -34,7 +35,8 @@ function requestFor(record: ModelRecord, name: string): Partial<ChatCompletionBo
     case 'max_tokens': return { max_tokens: 77 };
     case 'max_completion_tokens': return { max_completion_tokens: 66 };
     case 'tools': return { tools: [TOOL] };
-    case 'tool_choice': return { tools: [TOOL], tool_choice: 'required' };
+    // `required` where the model has it (some of Bedrock's only choose for themselves).
+    case 'tool_choice': return { tools: [TOOL], tool_choice: values(rule).includes('required') ? 'required' : 'auto' };
     case 'parallel_tool_calls': return { tools: [TOOL], parallel_tool_calls: false };
     // JSON mode where the model has it (`text`, the default, otherwise).
     case 'response_format': return { response_format: { type: lastValue(rule) === 'text' ? 'text' : 'json_object' } };
@@ -49,9 +51,13 @@ function requestFor(record: ModelRecord, name: string): Partial<ChatCompletionBo
   }
 }
 
+function values(rule: ParamRule): unknown[] {
+  return Array.isArray(rule) ? rule : rule.values ?? [];
+}
+
 function lastValue(rule: ParamRule): string {
-  const values = Array.isArray(rule) ? rule : rule.values ?? [];
-  return String(values[values.length - 1]);
+  const all = values(rule);
+  return String(all[all.length - 1]);
 }
 
 type Check = (sent: RecordedRequest[], request: Partial<ChatCompletionBody>, record: ModelRecord) => void;
@@ -133,8 +139,24 @@ const GOOGLE_WIRE: Record<string, Check> = {
   n: fannedOut,
 };
 
+const inference = (sent: RecordedRequest[]) => one(sent).inferenceConfig ?? {};
+/** Bedrock's Converse API (signed; the model id is in the path). */
+const BEDROCK_WIRE: Record<string, Check> = {
+  temperature: (sent) => expect(inference(sent).temperature).to.equal(0.5),
+  top_p: (sent) => expect(inference(sent).topP).to.equal(0.5),
+  stop: (sent) => expect(inference(sent).stopSequences).to.deep.equal(['END']),
+  max_tokens: (sent) => expect(inference(sent).maxTokens).to.equal(77),
+  max_completion_tokens: (sent) => expect(inference(sent).maxTokens).to.equal(66),
+  tools: (sent) => expect(one(sent).toolConfig.tools[0].toolSpec.name).to.equal('lookup'),
+  tool_choice: (sent, request) => expect(one(sent).toolConfig.toolChoice).to.deep.equal(request.tool_choice === 'required' ? { any: {} } : { auto: {} }),
+  // Text is all Converse answers; there is nothing to send.
+  response_format: (sent) => expect(Object.keys(one(sent)).sort()).to.deep.equal(['messages']),
+  n: fannedOut,
+};
+
 const WIRES: Record<string, Record<string, Check>> = {
   'openai-compatible': OPENAI_WIRE, 'azure-openai': OPENAI_WIRE, cohere: OPENAI_WIRE, anthropic: ANTHROPIC_WIRE, google: GOOGLE_WIRE,
+  bedrock: BEDROCK_WIRE,
 };
 
 describe('every chat parameter a model allows reaches its provider', function () {
@@ -150,6 +172,7 @@ describe('every chat parameter a model allows reaches its provider', function ()
       if (req.path.endsWith('/chat/completions')) return { json: openaiCompletion };
       if (req.path.endsWith('/v1/messages')) return { json: anthropicMessage };
       if (req.path.endsWith(':generateContent')) return { json: geminiAnswer };
+      if (req.path.endsWith('/converse')) return { json: converseAnswer };
       return { status: 404, json: { error: { message: `unexpected ${req.path}` } } };
     });
     const hostEnv: NodeJS.ProcessEnv = {};
@@ -158,6 +181,8 @@ describe('every chat parameter a model allows reaches its provider', function ()
       hostEnv[`${host.envPrefix}_API_KEY`] = 'test-key';
     }
     hostEnv.AZURE_OPENAI_ENDPOINT = `${fake.url}/azure`;
+    // Bedrock signs with AWS keys in a region (this fake does not check signatures; test/providers/bedrock does).
+    Object.assign(hostEnv, { BEDROCK_REGION: 'us-east-1', BEDROCK_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE', BEDROCK_SECRET_ACCESS_KEY: 'test-secret-0123456789' });
     // Chat without files uses no storage, database or catalog.
     env = { requestId: 'req_params', created: 1_700_000_000, attempt: 1, providers: providersFromEnv(hostEnv), storage: null as never, catalog: null as never };
   });
@@ -165,7 +190,7 @@ describe('every chat parameter a model allows reaches its provider', function ()
 
   it('covers chat models of every family that serves chat over HTTP', () => {
     const families = new Set(chatModels.map((r) => familyOf(r)));
-    expect([...families].sort()).to.deep.equal(['anthropic', 'azure-openai', 'cohere', 'google', 'openai-compatible']);
+    expect([...families].sort()).to.deep.equal(['anthropic', 'azure-openai', 'bedrock', 'cohere', 'google', 'openai-compatible']);
   });
 
   for (const record of loadCatalogFiles().filter((r) => r.modality === 'chat' && r.provider !== 'simulated')) {
