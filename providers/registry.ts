@@ -16,9 +16,10 @@ import { createRunwayProvider } from './runway';
 import { createStabilityProvider } from './stability';
 import { createStabilityAudioProvider } from './stability-audio';
 import type { Provider, ProviderOptions } from './types';
+import { createVertexProvider, vertexOptionsFromEnv } from './vertex';
 import { createVoyageProvider } from './voyage';
 
-type Family = 'openai-compatible' | 'azure-openai' | 'anthropic' | 'google' | 'cohere' | 'voyage' | 'bfl' | 'stability' | 'runway' | 'luma' | 'elevenlabs' | 'stability-audio' | 'simulated';
+type Family = 'openai-compatible' | 'azure-openai' | 'vertex' | 'anthropic' | 'google' | 'cohere' | 'voyage' | 'bfl' | 'stability' | 'runway' | 'luma' | 'elevenlabs' | 'stability-audio' | 'simulated';
 
 interface HostEntry {
   id: string;
@@ -27,7 +28,7 @@ interface HostEntry {
   defaultBaseUrl: string;
   /** Family-specific switches (e.g. OpenAI reasoning models take `max_completion_tokens`). */
   extra?: Partial<OpenAICompatibleOptions>;
-  /** Options a family reads from variables of its own (Azure's endpoint, API version and Entra ID). */
+  /** Options a family reads from variables of its own (Azure's endpoint, API version and Entra ID; Vertex's project and key). */
   fromEnv?: (env: NodeJS.ProcessEnv) => Record<string, unknown>;
 }
 
@@ -46,6 +47,8 @@ export const PROVIDER_HOSTS: HostEntry[] = [
   { id: 'openrouter', family: 'openai-compatible', envPrefix: 'OPENROUTER', defaultBaseUrl: 'https://openrouter.ai/api/v1' },
   // Azure OpenAI: AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY or Entra ID (providers/azure-openai).
   { id: 'azure', family: 'azure-openai', envPrefix: 'AZURE_OPENAI', defaultBaseUrl: '', fromEnv: azureOpenAIOptionsFromEnv },
+  // Google Vertex AI: a service account's key, VERTEX_PROJECT, VERTEX_LOCATION (providers/vertex).
+  { id: 'vertex', family: 'vertex', envPrefix: 'VERTEX', defaultBaseUrl: '', fromEnv: vertexOptionsFromEnv },
   { id: 'anthropic', family: 'anthropic', envPrefix: 'ANTHROPIC', defaultBaseUrl: 'https://api.anthropic.com' },
   { id: 'google', family: 'google', envPrefix: 'GOOGLE', defaultBaseUrl: 'https://generativelanguage.googleapis.com' },
   { id: 'cohere', family: 'cohere', envPrefix: 'COHERE', defaultBaseUrl: 'https://api.cohere.com' },
@@ -65,6 +68,7 @@ export type ProviderFactory = (options: ProviderOptions & Record<string, unknown
 const FACTORIES: Record<Exclude<Family, 'simulated'>, ProviderFactory> = {
   'openai-compatible': createOpenAICompatibleProvider,
   'azure-openai': createAzureOpenAIProvider,
+  vertex: createVertexProvider,
   anthropic: createAnthropicProvider,
   google: createGoogleProvider,
   cohere: createCohereProvider,

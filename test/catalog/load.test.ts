@@ -34,7 +34,7 @@ describe('loadCatalogFiles', () => {
   });
 
   it('loads every record of the repository catalog', () => {
-    expect(loadCatalogFiles().length).to.be.within(140, 170);
+    expect(loadCatalogFiles().length).to.be.within(150, 190);
   });
 
   it('reads every JSON file of a directory in file-name order', () => {
