@@ -28,6 +28,17 @@ describe('catalog/models', () => {
     for (const r of records) expect(r.slug, r.slug).to.match(/^[a-z0-9][a-z0-9._-]*$/);
   });
 
+  it('lets no alias name two models, nor another model\'s slug (a cloud\'s copy of a model takes none of its aliases)', () => {
+    const owners = new Map<string, string>();
+    for (const r of records) {
+      for (const alias of r.aliases ?? []) {
+        expect(owners.get(alias), `${alias} on ${r.slug}`).to.equal(undefined);
+        expect(bySlug.has(alias), `${alias} on ${r.slug} is a slug`).to.equal(false);
+        owners.set(alias, r.slug);
+      }
+    }
+  });
+
   it('covers every modality', () => {
     for (const modality of MODALITIES) expect(records.filter((r) => r.modality === modality), modality).to.not.be.empty;
   });
