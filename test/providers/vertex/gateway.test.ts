@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { getBalance } from '../../../domain/ledger';
+import { anthropicClient } from '../../support/anthropic';
 import { startTestGateway, type TestGateway } from '../../support/gateway';
 import { FakeGoogleCloud } from './fake-vertex';
 import claudeMessage from './fixtures/claude-message.json';
@@ -97,6 +98,21 @@ describe('Vertex AI through the gateway', function () {
     expect(last.usage.credits_used).to.equal(0.28);
     const [sent] = cloud.received('anthropic', 'claude-3-5-haiku@20241022', 'streamRawPredict');
     expect(sent.json).to.deep.equal({ anthropic_version: 'vertex-2023-10-16', max_tokens: 1000, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], stream: true });
+  });
+
+  it('POST /v1/messages on vertex-claude-sonnet-4: the Messages request reaches :rawPredict, the answer in Anthropic\'s shape', async () => {
+    cloud.on('anthropic', 'claude-sonnet-4@20250514', 'rawPredict', { json: claudeMessage });
+    const tenant = await gateway.newTenant({ credits: 10 });
+    const message = await anthropicClient(gateway.url, tenant.key).messages.create({
+      model: 'vertex-claude-sonnet-4', max_tokens: 300, system: 'Be brief.', messages: [{ role: 'user', content: 'Define "gateway".' }],
+    });
+    expect(message.model).to.equal('vertex-claude-sonnet-4');
+    expect(message.content).to.deep.equal([{ type: 'text', text: 'A gateway is a single entry point in front of many services.', citations: null }]);
+    expect(message.usage).to.include({ input_tokens: 3000, output_tokens: 1000 });
+    const sent = cloud.received('anthropic', 'claude-sonnet-4@20250514', 'rawPredict').at(-1)!;
+    expect(sent.json).to.deep.equal({
+      anthropic_version: 'vertex-2023-10-16', max_tokens: 300, system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'text', text: 'Define "gateway".' }] }],
+    });
   });
 
   it('embeddings on vertex-text-embedding-005 through :predict, metered by the tokens Vertex counted', async () => {
