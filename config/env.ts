@@ -6,6 +6,7 @@ import Ajv from 'ajv';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { repoRoot as defaultRepoRoot } from '../core/paths';
+import { isTokenUrl, parseServiceAccountKey } from '../core/service-account-key';
 import { DEFAULT_TASK_QUEUE } from '../workflows/contracts';
 
 /** One payload encryption key: its id travels in each encrypted payload's metadata. */
@@ -267,6 +268,13 @@ const schema = {
     BEDROCK_ROLE_EXTERNAL_ID: { type: 'string', pattern: '^[\\w+=,.@:/-]{2,1224}$' },
     BEDROCK_STS_ENDPOINT: { type: 'string', pattern: '^https?://[^\\s/?#]+/?$' },
     BEDROCK_TIMEOUT_MS: { type: 'string', pattern: '^[1-9][0-9]{0,6}$' },
+    VERTEX_CREDENTIALS_FILE: { type: 'string', minLength: 1 },
+    VERTEX_CREDENTIALS_JSON: { type: 'string', minLength: 2 },
+    // Google Cloud project ids: 6 to 30 lower-case letters, digits and hyphens, a letter first, no hyphen last.
+    VERTEX_PROJECT: { type: 'string', pattern: '^[a-z][a-z0-9-]{4,28}[a-z0-9]$' },
+    VERTEX_LOCATION: { type: 'string', pattern: '^(global|[a-z]+-[a-z]+[0-9]+)$' },
+    VERTEX_BASE_URL: { type: 'string', pattern: '^https?://[^\\s/?#]+/?$' },
+    VERTEX_TOKEN_URL: { type: 'string', pattern: '^https?://[^\\s?#]+$' },
   },
   dependencies: {
     S3_ENDPOINT: ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_BUCKET'],
@@ -317,6 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
   if (present.AZURE_AUTHORITY_CA_FILE !== undefined && !isReadableFile(present.AZURE_AUTHORITY_CA_FILE)) {
     throw new ConfigError(`Invalid environment configuration:\n  - AZURE_AUTHORITY_CA_FILE=${present.AZURE_AUTHORITY_CA_FILE} is not a readable file`);
   }
+  checkVertex(present);
   const uiPort = present.TEMPORAL_UI_PORT ?? '8233';
   const host = present.HOST ?? '127.0.0.1';
   const cacheDir = present.GATEWAY_CACHE_DIR ?? `${repoRoot}/.cache`;
@@ -432,6 +441,32 @@ function temporalTlsConfig(present: Record<string, string>, bool: (v: string | u
     serverName: present.TEMPORAL_TLS_SERVER_NAME, caPath: present.TEMPORAL_TLS_CA_PATH,
     certPath: present.TEMPORAL_TLS_CERT_PATH, keyPath: present.TEMPORAL_TLS_KEY_PATH, apiKey: present.TEMPORAL_API_KEY,
   };
+}
+
+/** Vertex AI's service account key (one source, a usable key), its token endpoint and a project to bill. */
+function checkVertex(present: Record<string, string>): void {
+  const fail = (problem: string) => new ConfigError(`Invalid environment configuration:\n  - ${problem}`);
+  if (present.VERTEX_CREDENTIALS_FILE !== undefined && present.VERTEX_CREDENTIALS_JSON !== undefined) {
+    throw fail('VERTEX_CREDENTIALS_FILE and VERTEX_CREDENTIALS_JSON are both set: give the service account key one way');
+  }
+  if (present.VERTEX_TOKEN_URL !== undefined && !isTokenUrl(present.VERTEX_TOKEN_URL)) {
+    throw fail(`VERTEX_TOKEN_URL=${present.VERTEX_TOKEN_URL} must be an https URL (plain http only to this machine)`);
+  }
+  let source: string;
+  let text: string;
+  if (present.VERTEX_CREDENTIALS_FILE !== undefined) {
+    source = `VERTEX_CREDENTIALS_FILE=${present.VERTEX_CREDENTIALS_FILE}`;
+    if (!isReadableFile(present.VERTEX_CREDENTIALS_FILE)) throw fail(`${source} is not a readable file`);
+    text = fs.readFileSync(present.VERTEX_CREDENTIALS_FILE, 'utf8');
+  } else if (present.VERTEX_CREDENTIALS_JSON !== undefined) {
+    source = 'VERTEX_CREDENTIALS_JSON';
+    text = present.VERTEX_CREDENTIALS_JSON;
+  } else {
+    return;
+  }
+  const key = parseServiceAccountKey(text);
+  if (typeof key === 'string') throw fail(`${source} ${key}`);
+  if (present.VERTEX_PROJECT === undefined && !key.project_id) throw fail(`VERTEX_PROJECT is required: ${source} names no project_id`);
 }
 
 function isReadableFile(file: string): boolean {

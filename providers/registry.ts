@@ -17,9 +17,10 @@ import { createRunwayProvider } from './runway';
 import { createStabilityProvider } from './stability';
 import { createStabilityAudioProvider } from './stability-audio';
 import type { Provider, ProviderOptions } from './types';
+import { createVertexProvider, vertexOptionsFromEnv } from './vertex';
 import { createVoyageProvider } from './voyage';
 
-type Family = 'openai-compatible' | 'azure-openai' | 'bedrock' | 'anthropic' | 'google' | 'cohere' | 'voyage' | 'bfl' | 'stability' | 'runway' | 'luma' | 'elevenlabs' | 'stability-audio' | 'simulated';
+type Family = 'openai-compatible' | 'azure-openai' | 'bedrock' | 'vertex' | 'anthropic' | 'google' | 'cohere' | 'voyage' | 'bfl' | 'stability' | 'runway' | 'luma' | 'elevenlabs' | 'stability-audio' | 'simulated';
 
 interface HostEntry {
   id: string;
@@ -28,7 +29,7 @@ interface HostEntry {
   defaultBaseUrl: string;
   /** Family-specific switches (e.g. OpenAI reasoning models take `max_completion_tokens`). */
   extra?: Partial<OpenAICompatibleOptions>;
-  /** Options a family reads from variables of its own (Azure's endpoint, API version and Entra ID; Bedrock's region and AWS credentials). */
+  /** Options a family reads from variables of its own (Azure's endpoint, API version and Entra ID; Bedrock's region and AWS credentials; Vertex's project and key). */
   fromEnv?: (env: NodeJS.ProcessEnv) => Record<string, unknown>;
 }
 
@@ -49,6 +50,8 @@ export const PROVIDER_HOSTS: HostEntry[] = [
   { id: 'azure', family: 'azure-openai', envPrefix: 'AZURE_OPENAI', defaultBaseUrl: '', fromEnv: azureOpenAIOptionsFromEnv },
   // AWS Bedrock: BEDROCK_REGION, AWS keys, a role or the default credential chain (providers/bedrock).
   { id: 'bedrock', family: 'bedrock', envPrefix: 'BEDROCK', defaultBaseUrl: '', fromEnv: bedrockOptionsFromEnv },
+  // Google Vertex AI: a service account's key, VERTEX_PROJECT, VERTEX_LOCATION (providers/vertex).
+  { id: 'vertex', family: 'vertex', envPrefix: 'VERTEX', defaultBaseUrl: '', fromEnv: vertexOptionsFromEnv },
   { id: 'anthropic', family: 'anthropic', envPrefix: 'ANTHROPIC', defaultBaseUrl: 'https://api.anthropic.com' },
   { id: 'google', family: 'google', envPrefix: 'GOOGLE', defaultBaseUrl: 'https://generativelanguage.googleapis.com' },
   { id: 'cohere', family: 'cohere', envPrefix: 'COHERE', defaultBaseUrl: 'https://api.cohere.com' },
@@ -69,6 +72,7 @@ const FACTORIES: Record<Exclude<Family, 'simulated'>, ProviderFactory> = {
   'openai-compatible': createOpenAICompatibleProvider,
   'azure-openai': createAzureOpenAIProvider,
   bedrock: createBedrockProvider,
+  vertex: createVertexProvider,
   anthropic: createAnthropicProvider,
   google: createGoogleProvider,
   cohere: createCohereProvider,

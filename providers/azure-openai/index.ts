@@ -12,6 +12,7 @@ import { OpenAICompatibleEmbeddingModel } from '../openai-compatible/embedding';
 import { OpenAICompatibleImageModel } from '../openai-compatible/image';
 import { OpenAICompatibleSpeechModel } from '../openai-compatible/speech';
 import { OpenAICompatibleTranscriptionModel } from '../openai-compatible/transcription';
+import { authorized } from '../token-auth';
 import type { CallContext, ChatModelAdapter, ChatRequest, ChatResult, Provider, ProviderOptions } from '../types';
 import { EntraTokens, type EntraOptions } from './entra';
 
@@ -99,27 +100,4 @@ class AzureChatModel implements ChatModelAdapter {
   doStream(req: ChatRequest, ctx: CallContext) {
     return this.inner.doStream(req, ctx);
   }
-}
-
-/** With Entra ID, each call first makes sure a token is at hand; the connection's auth then reads it. */
-function authorized<T extends object>(model: T, ready: ((ctx: CallContext) => Promise<void>) | undefined): T {
-  if (!ready) return model;
-  return new Proxy(model, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function' || typeof property !== 'string' || !property.startsWith('do')) return value;
-      const method = value as (...args: unknown[]) => unknown;
-      const ctxOf = (args: unknown[]) => args[args.length - 1] as CallContext;
-      if (property === 'doStream') {
-        return async function* (...args: unknown[]) {
-          await ready(ctxOf(args));
-          yield* method.apply(target, args) as AsyncIterable<unknown>;
-        };
-      }
-      return async (...args: unknown[]) => {
-        await ready(ctxOf(args));
-        return method.apply(target, args);
-      };
-    },
-  });
 }

@@ -9,13 +9,21 @@ import { modelUrl } from './paths';
 import type { GeminiGenerateContentResponse, GeminiUsageMetadata } from './wire';
 
 export class GoogleChatModel implements ChatModelAdapter {
-  constructor(private readonly connection: Connection, private readonly model: string) {}
+  /**
+   * `url` addresses one of the model's methods; by default on the Gemini API (`/v1beta/models/{id}:{method}`),
+   * Vertex AI passes its own (`.../publishers/google/models/{id}:{method}`), the wire format being the same.
+   */
+  constructor(
+    private readonly connection: Connection,
+    private readonly model: string,
+    private readonly url: (method: string) => string = (method) => modelUrl(connection, model, method),
+  ) {}
 
   async doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const { providerId } = this.connection;
     const request = this.connection.request(ctx);
     const body = buildGenerateContentRequest(this.model, req);
-    const answer = await upstreamJson(providerId, modelUrl(this.connection, this.model, 'generateContent'), { ...request, json: body });
+    const answer = await upstreamJson(providerId, this.url('generateContent'), { ...request, json: body });
     return parseGenerateContentResponse(providerId, answer.body);
   }
 
@@ -23,7 +31,7 @@ export class GoogleChatModel implements ChatModelAdapter {
     const { providerId } = this.connection;
     const request = this.connection.request(ctx, { headers: { accept: 'text/event-stream' } });
     const body = buildGenerateContentRequest(this.model, req);
-    const url = `${modelUrl(this.connection, this.model, 'streamGenerateContent')}?alt=sse`;
+    const url = `${this.url('streamGenerateContent')}?alt=sse`;
     const { body: answer, done, endDeadline } = await upstreamStream(providerId, url, { ...request, json: body });
     // The attempt deadline covers the first byte; afterwards silence is bounded by the idle timeout,
     // and the caller's signal still cancels the body.

@@ -10,7 +10,7 @@ const SIMULATED_SLUGS = [
 
 const PROVIDERS = [
   'openai', 'anthropic', 'google', 'groq', 'together', 'fireworks', 'deepseek', 'mistral', 'xai', 'openrouter', 'cohere', 'voyage',
-  'bfl', 'stability', 'runway', 'luma', 'elevenlabs', 'stability-audio', 'azure', 'bedrock', 'simulated',
+  'bfl', 'stability', 'runway', 'luma', 'elevenlabs', 'stability-audio', 'azure', 'bedrock', 'vertex', 'simulated',
 ];
 
 describe('catalog/models', () => {
@@ -26,6 +26,17 @@ describe('catalog/models', () => {
   it('holds about 170 models with plain slugs', () => {
     expect(records.length).to.be.within(140, 200);
     for (const r of records) expect(r.slug, r.slug).to.match(/^[a-z0-9][a-z0-9._-]*$/);
+  });
+
+  it('lets no alias name two models, nor another model\'s slug (a cloud\'s copy of a model takes none of its aliases)', () => {
+    const owners = new Map<string, string>();
+    for (const r of records) {
+      for (const alias of r.aliases ?? []) {
+        expect(owners.get(alias), `${alias} on ${r.slug}`).to.equal(undefined);
+        expect(bySlug.has(alias), `${alias} on ${r.slug} is a slug`).to.equal(false);
+        owners.set(alias, r.slug);
+      }
+    }
   });
 
   it('covers every modality', () => {

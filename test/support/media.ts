@@ -22,8 +22,9 @@ export const isAdts = (b: Buffer) => b[0] === 0xff && (b[1] & 0xf6) === 0xf0;
 /** Every provider's credentials blanked: real providers are "not configured" unless a test points one at a fake. */
 export function withoutProviderKeys(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const blank = Object.fromEntries(PROVIDER_HOSTS.filter((h) => h.id !== 'simulated').map((h) => [`${h.envPrefix}_API_KEY`, '']));
-  // Bedrock has no key of that name: its region is what configures it (the machine's AWS credentials may sign).
-  return { ...blank, BEDROCK_REGION: '', ...env };
+  // Bedrock and Vertex have no key of that name: Bedrock's region configures it (the machine's AWS credentials
+  // may sign), Vertex's service account key does.
+  return { ...blank, BEDROCK_REGION: '', VERTEX_CREDENTIALS_JSON: '', VERTEX_CREDENTIALS_FILE: '', ...env };
 }
 
 /** The ledger rows of one request, oldest first. */

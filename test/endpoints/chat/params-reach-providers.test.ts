@@ -6,6 +6,7 @@
  * The simulated models have no wire; test/simulator/chat.test.ts covers them.
  */
 import { expect } from 'chai';
+import crypto from 'node:crypto';
 import { loadCatalogFiles } from '../../../catalog/load';
 import type { ModelRecord, ParamRule } from '../../../catalog/types';
 import { chatHandler } from '../../../endpoints/chat/handler';
@@ -173,6 +174,9 @@ describe('every chat parameter a model allows reaches its provider', function ()
       if (req.path.endsWith('/v1/messages')) return { json: anthropicMessage };
       if (req.path.endsWith(':generateContent')) return { json: geminiAnswer };
       if (req.path.endsWith('/converse')) return { json: converseAnswer };
+      if (req.path.endsWith(':rawPredict')) return { json: anthropicMessage };
+      // Vertex's service account exchanges its signed JWT here (test/providers/vertex verifies that exchange).
+      if (req.path === '/vertex-token') return { json: { access_token: 'ya29.params', expires_in: 3600, token_type: 'Bearer' } };
       return { status: 404, json: { error: { message: `unexpected ${req.path}` } } };
     });
     const hostEnv: NodeJS.ProcessEnv = {};
@@ -183,6 +187,10 @@ describe('every chat parameter a model allows reaches its provider', function ()
     hostEnv.AZURE_OPENAI_ENDPOINT = `${fake.url}/azure`;
     // Bedrock signs with AWS keys in a region (this fake does not check signatures; test/providers/bedrock does).
     Object.assign(hostEnv, { BEDROCK_REGION: 'us-east-1', BEDROCK_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE', BEDROCK_SECRET_ACCESS_KEY: 'test-secret-0123456789' });
+    const privateKey = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    hostEnv.VERTEX_CREDENTIALS_JSON = JSON.stringify({
+      type: 'service_account', project_id: 'params-project', private_key: privateKey, client_email: 'sa@params-project.iam.gserviceaccount.com', token_uri: `${fake.url}/vertex-token`,
+    });
     // Chat without files uses no storage, database or catalog.
     env = { requestId: 'req_params', created: 1_700_000_000, attempt: 1, providers: providersFromEnv(hostEnv), storage: null as never, catalog: null as never };
   });
@@ -190,12 +198,12 @@ describe('every chat parameter a model allows reaches its provider', function ()
 
   it('covers chat models of every family that serves chat over HTTP', () => {
     const families = new Set(chatModels.map((r) => familyOf(r)));
-    expect([...families].sort()).to.deep.equal(['anthropic', 'azure-openai', 'bedrock', 'cohere', 'google', 'openai-compatible']);
+    expect([...families].sort()).to.deep.equal(['anthropic', 'azure-openai', 'bedrock', 'cohere', 'google', 'openai-compatible', 'vertex']);
   });
 
   for (const record of loadCatalogFiles().filter((r) => r.modality === 'chat' && r.provider !== 'simulated')) {
     it(`${record.slug} (${record.provider}): ${Object.keys(record.allowedParams).join(', ')}`, async () => {
-      const wire = WIRES[familyOf(record)];
+      const wire = wireOf(record);
       for (const name of Object.keys(record.allowedParams)) {
         const check = wire[name];
         expect(check, `${record.slug}: no wire mapping for '${name}', so it would be dropped`).to.be.a('function');
@@ -215,6 +223,12 @@ describe('every chat parameter a model allows reaches its provider', function ()
     });
   }
 });
+
+/** Vertex serves Claude in the Messages format and Gemini in the generateContent format. */
+function wireOf(record: ModelRecord): Record<string, Check> {
+  if (familyOf(record) === 'vertex') return record.upstreamId.startsWith('claude-') ? ANTHROPIC_WIRE : GOOGLE_WIRE;
+  return WIRES[familyOf(record)];
+}
 
 function familyOf(record: ModelRecord): string {
   return PROVIDER_HOSTS.find((h) => h.id === record.provider)!.family;
