@@ -39,6 +39,8 @@ import { HOLD_SWEEPER_SCHEDULE_ID } from '../workflows/contracts';
 import { PostgresWindowCounters, type WindowCounters } from '../domain/rate-limits';
 import { RedisWindowCounters } from '../domain/redis-counters';
 import { connectRedisCounters } from '../infra/redis';
+import { PostgresDeploymentState, RedisDeploymentState } from '../domain/deployment-state';
+import { DeploymentsFileError } from '../providers/deployments';
 
 export interface RuntimeOptions {
   config: GatewayConfig;
@@ -101,6 +103,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const catalog = new ModelCatalog(db);
   await catalog.reload();
   const providers = opts.providers ?? providersFromEnv();
+  const closeDeployments = await shareDeploymentState(providers, catalog, opts.config, db, log);
 
   const results = new ResultBroker();
   // The payment processor (Stripe), when configured: self-serve top-ups and automatic ones.
@@ -214,6 +217,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       await temporal.connection.close().catch(() => undefined);
       await tracing?.stop();
       await closeCounters();
+      await closeDeployments();
       unobserveCharges?.();
       await db.destroy();
       await healthServer?.close();
@@ -229,6 +233,33 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     shutdown: (graceMs = shutdownGraceMs) => shutdown(graceMs),
     stop: () => shutdown(10_000),
   };
+}
+
+/**
+ * The deployments file's models checked against the catalog (a typo stops the boot, naming its line), and
+ * their routing state shared with every other process: in Redis when configured, else in Postgres. Nothing
+ * without a deployments file. Returns what closes the Redis connection.
+ */
+async function shareDeploymentState(providers: ProviderRegistry, catalog: ModelCatalog, config: GatewayConfig, db: Db, log: Logger): Promise<() => Promise<void>> {
+  const deployments = providers.deployments;
+  if (!deployments) return async () => undefined;
+  for (const model of deployments.modelIds) {
+    const line = deployments.of(model)?.line ?? null;
+    const record = await catalog.get(model);
+    if (!record) throw new DeploymentsFileError(deployments.path, line, `'${model}' is not a model of the catalog`);
+    if (record.slug !== model) throw new DeploymentsFileError(deployments.path, line, `'${model}' is an alias: name the model '${record.slug}'`);
+    if (record.modality === 'video') throw new DeploymentsFileError(deployments.path, line, `'${model}' is a video model: a video is polled where it was submitted, so it keeps its one deployment`);
+  }
+  const postgres = new PostgresDeploymentState(db);
+  if (!config.redis) {
+    deployments.useState(postgres);
+    return async () => undefined;
+  }
+  const redis = connectRedisCounters(config.redis.url, { keyPrefix: config.redis.keyPrefix, log });
+  if (!(await redis.connected(3000))) log.warn('Redis (deployment state) did not answer at start: routing by Postgres until it does');
+  deployments.useState(new RedisDeploymentState(redis, postgres, { log }));
+  log.info({ file: deployments.path, models: deployments.modelIds.length }, 'deployments: models served by several deployments');
+  return () => redis.close();
 }
 
 /** The port a worker alone answers probes on when WORKER_HEALTH_PORT is not set (Prometheus' usual exporter port). */
