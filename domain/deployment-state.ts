@@ -12,8 +12,24 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../core/log';
 import type { RedisCounterClient } from '../infra/redis';
-import { MINUTE_MS, type DeploymentState } from '../providers/deployments';
+import { DeploymentsFileError, MINUTE_MS, type Deployments, type DeploymentState } from '../providers/deployments';
+import type { ModelCatalog } from './model-catalog';
 import { currentWindow, hitWindow } from './rate-limits';
+
+/**
+ * Every model of the deployments file is one of the catalog, by its own id (not an alias), and not a video
+ * model (a video is polled where it was submitted, so it keeps its one deployment): else the boot stops,
+ * naming the line.
+ */
+export async function checkDeployedModels(deployments: Deployments, catalog: Pick<ModelCatalog, 'get'>): Promise<void> {
+  for (const model of deployments.modelIds) {
+    const line = deployments.of(model)?.line ?? null;
+    const record = await catalog.get(model);
+    if (!record) throw new DeploymentsFileError(deployments.path, line, `'${model}' is not a model of the catalog`);
+    if (record.slug !== model) throw new DeploymentsFileError(deployments.path, line, `'${model}' is an alias: name the model '${record.slug}'`);
+    if (record.modality === 'video') throw new DeploymentsFileError(deployments.path, line, `'${model}' is a video model: a video is polled where it was submitted, so it keeps its one deployment`);
+  }
+}
 
 export class PostgresDeploymentState implements DeploymentState {
   constructor(private readonly db: Knex) {}

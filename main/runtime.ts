@@ -39,8 +39,7 @@ import { HOLD_SWEEPER_SCHEDULE_ID } from '../workflows/contracts';
 import { PostgresWindowCounters, type WindowCounters } from '../domain/rate-limits';
 import { RedisWindowCounters } from '../domain/redis-counters';
 import { connectRedisCounters } from '../infra/redis';
-import { PostgresDeploymentState, RedisDeploymentState } from '../domain/deployment-state';
-import { DeploymentsFileError } from '../providers/deployments';
+import { checkDeployedModels, PostgresDeploymentState, RedisDeploymentState } from '../domain/deployment-state';
 
 export interface RuntimeOptions {
   config: GatewayConfig;
@@ -243,13 +242,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 async function shareDeploymentState(providers: ProviderRegistry, catalog: ModelCatalog, config: GatewayConfig, db: Db, log: Logger): Promise<() => Promise<void>> {
   const deployments = providers.deployments;
   if (!deployments) return async () => undefined;
-  for (const model of deployments.modelIds) {
-    const line = deployments.of(model)?.line ?? null;
-    const record = await catalog.get(model);
-    if (!record) throw new DeploymentsFileError(deployments.path, line, `'${model}' is not a model of the catalog`);
-    if (record.slug !== model) throw new DeploymentsFileError(deployments.path, line, `'${model}' is an alias: name the model '${record.slug}'`);
-    if (record.modality === 'video') throw new DeploymentsFileError(deployments.path, line, `'${model}' is a video model: a video is polled where it was submitted, so it keeps its one deployment`);
-  }
+  await checkDeployedModels(deployments, catalog);
   const postgres = new PostgresDeploymentState(db);
   if (!config.redis) {
     deployments.useState(postgres);
