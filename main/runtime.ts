@@ -176,7 +176,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       firstHop: firstHops ? firstHopStarter({
         db, catalog, storage, providers, streams: streamRegistry, firstHops, watcherTaskQueue: opts.config.temporalTaskQueue, watcherClient: temporal.client,
       }) : null,
-      isProviderConfigured: (id) => providers.isConfigured(id),
+      isProviderConfigured: (id, model) => providers.isConfigured(id) || Boolean(model && providers.deploymentsOf(model)),
       operators: { codec, token: operatorToken },
       payments: stripe ? { stripe } : null,
       publicUrl: () => opts.config.publicUrl ?? listenUrl(http),
