@@ -57,7 +57,7 @@ describe('deployments of a model: routing', function () {
   });
 
   /** A deployments file for gpt-4o-mini over the two fakes (fresh deployment names: the shared state outlives a test). */
-  function deploymentsFile(opts: { routing?: string; cooldownSeconds?: number; eastWeight?: number; westWeight?: number; eastRpm?: number } = {}) {
+  function deploymentsFile(opts: { routing?: string; cooldownSeconds?: number; eastWeight?: number; westWeight?: number; eastRpm?: number; eastTpm?: number } = {}) {
     const tag = randomBytes(3).toString('hex');
     const names = { east: `east-${tag}`, west: `west-${tag}` };
     const file = path.join(dir, `${tag}.yaml`);
@@ -76,7 +76,7 @@ describe('deployments of a model: routing', function () {
       '  gpt-4o-mini:',
       `    routing: ${opts.routing ?? 'weighted'}`,
       '    deployments:',
-      `      - { name: ${names.east}, provider: openai-east, model: mini-east, weight: ${opts.eastWeight ?? 1}${opts.eastRpm ? `, rpm: ${opts.eastRpm}` : ''} }`,
+      `      - { name: ${names.east}, provider: openai-east, model: mini-east, weight: ${opts.eastWeight ?? 1}${opts.eastRpm ? `, rpm: ${opts.eastRpm}` : ''}${opts.eastTpm ? `, tpm: ${opts.eastTpm}` : ''} }`,
       `      - { name: ${names.west}, provider: openai-west, model: mini-west, weight: ${opts.westWeight ?? 1} }`,
     ].join('\n'));
     return { file, names };
@@ -167,6 +167,7 @@ describe('deployments of a model: routing', function () {
 
   it('skips a deployment over its requests per minute', async () => {
     const { file, names } = deploymentsFile({ eastWeight: 1000, westWeight: 1, eastRpm: 2 });
+    await clearOfMinuteEnd();
     const providers = registry(file, await redisState());
     answers(east, { json: completion });
     answers(west, { json: completion });
@@ -175,6 +176,22 @@ describe('deployments of a model: routing', function () {
     expect(served).to.deep.equal([names.east, names.east, names.west, names.west]);
     expect(calls(east)).to.have.length(2);
     expect(calls(west)).to.have.length(2);
+  });
+
+  it('skips a deployment that used its tokens of the minute', async () => {
+    // One answer uses 29 tokens (the fixture's usage): with 40 a minute, east takes two calls, then west serves.
+    const { file, names } = deploymentsFile({ eastWeight: 1000, westWeight: 1, eastTpm: 40 });
+    await clearOfMinuteEnd();
+    const providers = registry(file, await redisState());
+    answers(east, { json: completion });
+    answers(west, { json: completion });
+    const served = [];
+    for (let i = 0; i < 3; i++) {
+      served.push((await chat(providers)).deployment);
+      await new Promise((r) => setTimeout(r, 50)); // the count is added after the answer, without holding it up
+    }
+    expect(completion.usage.total_tokens).to.equal(29);
+    expect(served).to.deep.equal([names.east, names.east, names.west]);
   });
 
   it('splits traffic by weight (3:1, roughly)', async () => {
@@ -242,4 +259,10 @@ async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void
     if (Date.now() > until) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** Waits out the last 3 s of a minute: the per-minute counts of a test start over at a minute's end. */
+async function clearOfMinuteEnd(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 3_000) await new Promise((r) => setTimeout(r, left + 50));
 }
