@@ -94,20 +94,22 @@ export async function callModel(deps: ActivityDeps, input: CallInput, opts: { at
   const record = await deps.catalog.get(input.model);
   if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found', param: 'model' });
   const body = await loadPayload(deps.storage, input.body);
+  const served = { deployment: null as string | null };
   const outcome = await handler.call(record, body, {
     requestId: input.requestId, created: input.created, attempt, signal: opts.signal,
     simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
-    providers: deps.providers, storage: deps.storage, catalog: deps.catalog, workspaceId: input.workspaceId, db: deps.db,
+    providers: deps.providers, storage: deps.storage, catalog: deps.catalog, workspaceId: input.workspaceId, db: deps.db, served,
   });
   const response = await storePayload(deps.storage, `results/${input.requestId}.json`, outcome.response);
-  return { ...outcome, response };
+  return { ...outcome, response, deployment: served.deployment };
 }
 
 /** The usage record of a hop that served, from its settlement's fixed fields and what the call used. */
-export function servedUsage(settlement: HopSettlement, called: Pick<CallResult, 'usage'>, status: UsageRecord['status'] = 'succeeded', errorCode: string | null = null): UsageRecord {
+export function servedUsage(settlement: HopSettlement, called: Pick<CallResult, 'usage' | 'deployment'>, status: UsageRecord['status'] = 'succeeded', errorCode: string | null = null): UsageRecord {
   return {
     ...settlement.usage, status, errorCode,
     inputTokens: called.usage.inputTokens, outputTokens: called.usage.outputTokens, units: called.usage.units,
+    deployment: called.deployment ?? null,
     latencyMs: Date.now() - settlement.startedAt,
   };
 }

@@ -72,7 +72,7 @@ export interface StreamProgress {
   inputTokens: number;
   outputChars: number;
   /** Set once the stream ended: exactly what is billed. */
-  final?: { ending: StreamEnding; inputTokens: number; outputTokens: number; chargeMicro: number; units?: Record<string, number> };
+  final?: { ending: StreamEnding; inputTokens: number; outputTokens: number; chargeMicro: number; units?: Record<string, number>; deployment?: string | null };
 }
 
 /** How long a stream that ended keeps trying to record its usage (the workflow settles from its result after that). */
@@ -191,8 +191,9 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
 
   let iterator: AsyncIterator<ChatStreamPart>;
   let first: IteratorResult<ChatStreamPart>;
+  const served = { deployment: null as string | null };
   try {
-    const adapter = modelAdapter(deps.providers, record, 'chat');
+    const adapter = modelAdapter({ providers: deps.providers, served }, record, 'chat');
     const request = { ...toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record), ...format.chatRequest?.(body, record) };
     iterator = streamChoices(adapter, request, choiceCount(chatBody), {
       requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
@@ -272,7 +273,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
   const units = cacheUnits(billed);
   const progress: StreamProgress = {
     inputTokens: promptTokensEstimate, outputChars,
-    final: { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, ...(units ? { units } : {}) },
+    final: { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, ...(units ? { units } : {}), ...(served.deployment ? { deployment: served.deployment } : {}) },
   };
   report(progress);
   // The books first: a crash after the last byte then bills what was delivered.
@@ -292,7 +293,7 @@ async function settleStream(deps: ActivityDeps, settlement: HopSettlement, progr
   const ended = progress.final!;
   const usage: UsageRecord = {
     ...settlement.usage, ...streamUsageStatus(ended.ending), inputTokens: ended.inputTokens, outputTokens: ended.outputTokens, ...(ended.units ? { units: ended.units } : {}),
-    latencyMs: Date.now() - settlement.startedAt,
+    latencyMs: Date.now() - settlement.startedAt, deployment: ended.deployment ?? null,
   };
   const settled = await settlePatiently(() => settleAndSignal(deps, { reservationId: settlement.reservationId, chargeMicro: ended.chargeMicro, usage }), {
     patienceMs: STREAM_SETTLE_PATIENCE_MS,

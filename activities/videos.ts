@@ -42,7 +42,7 @@ export function createVideoActivities(deps: ActivityDeps) {
   async function videoModel(model: string): Promise<{ record: ModelRecord; adapter: VideoModelAdapter }> {
     const record = await deps.catalog.get(model);
     if (!record) throw new NotFoundError(`The model '${model}' does not exist.`, { code: 'model_not_found', param: 'model' });
-    return { record, adapter: modelAdapter(deps.providers, record, 'video') };
+    return { record, adapter: modelAdapter(deps, record, 'video') };
   }
 
   return {

@@ -13,6 +13,8 @@ export interface Receipt {
   modelRequested: string;
   modelUsed: string | null;
   fallbackDepth: number;
+  /** The deployment that served (a model with several); null: the model's implicit one. */
+  deployment: string | null;
   inputTokens: number;
   outputTokens: number;
   units: unknown;
@@ -34,7 +36,7 @@ export async function receiptsFor(db: Knex, workspaceId: string, requestIds: str
     const settled = -rows.filter((l: any) => l.kind === 'settle').reduce((sum: number, l: any) => sum + Number(l.amount_micro), 0);
     out.set(u.request_id, {
       requestId: u.request_id, status: u.status, endpoint: u.endpoint, modelRequested: u.model_requested, modelUsed: u.model_used,
-      fallbackDepth: u.fallback_depth, inputTokens: Number(u.input_tokens), outputTokens: Number(u.output_tokens), units: u.units, latencyMs: u.latency_ms,
+      fallbackDepth: u.fallback_depth, deployment: u.deployment ?? null, inputTokens: Number(u.input_tokens), outputTokens: Number(u.output_tokens), units: u.units, latencyMs: u.latency_ms,
       creditsMicro: settled, credits: microToCredits(settled),
       ledger: rows.map((l: any) => ({ kind: l.kind, amountMicro: Number(l.amount_micro), model: l.model, at: Math.floor(new Date(l.created_at).getTime() / 1000) })),
     });

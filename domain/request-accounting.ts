@@ -78,6 +78,8 @@ export interface StoredUsage {
   modelRequested: string;
   modelUsed: string | null;
   fallbackDepth: number;
+  /** The deployment that served (a model with several); null: the model's implicit one. */
+  deployment: string | null;
   status: 'succeeded' | 'failed' | 'cancelled';
   creditsMicro: number;
   errorCode: string | null;
@@ -91,7 +93,7 @@ export async function findUsage(db: Knex, workspaceId: string, id: string): Prom
   if (!row) return null;
   return {
     requestId: row.request_id, endpoint: row.endpoint, modelRequested: row.model_requested, modelUsed: row.model_used,
-    fallbackDepth: row.fallback_depth, status: row.status, creditsMicro: Number(row.credits_micro), errorCode: row.error_code,
+    fallbackDepth: row.fallback_depth, deployment: row.deployment ?? null, status: row.status, creditsMicro: Number(row.credits_micro), errorCode: row.error_code,
     createdAt: new Date(row.created_at),
   };
 }

@@ -23,13 +23,15 @@ export interface UsageRecord {
   latencyMs?: number | null;
   /** The member who made the request in the Playground (no key); API requests are their key's. */
   userId?: string | null;
+  /** The deployment that served (a model with several: providers/deployments.ts); null: the model's implicit one. */
+  deployment?: string | null;
 }
 
 /** Every field, each once (a field added to or renamed in UsageRecord fails to compile until listed here). */
 const FIELDS: { [K in keyof Required<UsageRecord>]: true } = {
   requestId: true, workspaceId: true, apiKeyId: true, endpoint: true, modelRequested: true, modelUsed: true,
   fallbackDepth: true, status: true, inputTokens: true, outputTokens: true, units: true, clientRequestId: true,
-  errorCode: true, latencyMs: true, userId: true,
+  errorCode: true, latencyMs: true, userId: true, deployment: true,
 };
 
 export const USAGE_RECORD_FIELDS = Object.keys(FIELDS) as (keyof UsageRecord)[];

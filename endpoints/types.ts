@@ -9,6 +9,7 @@ import type { Modality, ModelRecord } from '../catalog/types';
 import type { ObjectStorage } from '../infra/storage';
 import type { ProviderRegistry } from '../providers/registry';
 import type { SimulationDirective } from '../providers/types';
+import type { ServedBy } from './model-adapter';
 
 export type Endpoint =
   | 'chat.completions'
@@ -38,6 +39,8 @@ export interface CallEnv {
   /** The requesting workspace and the database, for handlers that read its resources (chat file ids). */
   workspaceId?: string;
   db?: Knex;
+  /** Written with the deployment that answered, for the usage record (endpoints/model-adapter.ts). */
+  served?: ServedBy;
 }
 
 export interface CallUsage {
@@ -56,6 +59,8 @@ export interface CallOutcome {
   response: EndpointResponse;
   chargeMicro: number;
   usage: CallUsage;
+  /** The deployment that served (a model with several, GATEWAY_DEPLOYMENTS_FILE); null or absent: its implicit one. */
+  deployment?: string | null;
 }
 
 export interface EndpointHandler<Body = any> {

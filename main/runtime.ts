@@ -39,6 +39,7 @@ import { HOLD_SWEEPER_SCHEDULE_ID } from '../workflows/contracts';
 import { PostgresWindowCounters, type WindowCounters } from '../domain/rate-limits';
 import { RedisWindowCounters } from '../domain/redis-counters';
 import { connectRedisCounters } from '../infra/redis';
+import { checkDeployedModels, PostgresDeploymentState, RedisDeploymentState } from '../domain/deployment-state';
 
 export interface RuntimeOptions {
   config: GatewayConfig;
@@ -101,6 +102,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const catalog = new ModelCatalog(db);
   await catalog.reload();
   const providers = opts.providers ?? providersFromEnv();
+  const closeDeployments = await shareDeploymentState(providers, catalog, opts.config, db, log);
 
   const results = new ResultBroker();
   // The payment processor (Stripe), when configured: self-serve top-ups and automatic ones.
@@ -174,7 +176,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       firstHop: firstHops ? firstHopStarter({
         db, catalog, storage, providers, streams: streamRegistry, firstHops, watcherTaskQueue: opts.config.temporalTaskQueue, watcherClient: temporal.client,
       }) : null,
-      isProviderConfigured: (id) => providers.isConfigured(id),
+      isProviderConfigured: (id, model) => providers.isConfigured(id) || Boolean(model && providers.deploymentsOf(model)),
       operators: { codec, token: operatorToken },
       payments: stripe ? { stripe } : null,
       publicUrl: () => opts.config.publicUrl ?? listenUrl(http),
@@ -214,6 +216,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       await temporal.connection.close().catch(() => undefined);
       await tracing?.stop();
       await closeCounters();
+      await closeDeployments();
       unobserveCharges?.();
       await db.destroy();
       await healthServer?.close();
@@ -229,6 +232,27 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     shutdown: (graceMs = shutdownGraceMs) => shutdown(graceMs),
     stop: () => shutdown(10_000),
   };
+}
+
+/**
+ * The deployments file's models checked against the catalog (a typo stops the boot, naming its line), and
+ * their routing state shared with every other process: in Redis when configured, else in Postgres. Nothing
+ * without a deployments file. Returns what closes the Redis connection.
+ */
+async function shareDeploymentState(providers: ProviderRegistry, catalog: ModelCatalog, config: GatewayConfig, db: Db, log: Logger): Promise<() => Promise<void>> {
+  const deployments = providers.deployments;
+  if (!deployments) return async () => undefined;
+  await checkDeployedModels(deployments, catalog);
+  const postgres = new PostgresDeploymentState(db);
+  if (!config.redis) {
+    deployments.useState(postgres);
+    return async () => undefined;
+  }
+  const redis = connectRedisCounters(config.redis.url, { keyPrefix: config.redis.keyPrefix, log });
+  if (!(await redis.connected(3000))) log.warn('Redis (deployment state) did not answer at start: routing by Postgres until it does');
+  deployments.useState(new RedisDeploymentState(redis, postgres, { log }));
+  log.info({ file: deployments.path, models: deployments.modelIds.length }, 'deployments: models served by several deployments');
+  return () => redis.close();
 }
 
 /** The port a worker alone answers probes on when WORKER_HEALTH_PORT is not set (Prometheus' usual exporter port). */

@@ -9,6 +9,7 @@ import { azureOpenAIOptionsFromEnv, createAzureOpenAIProvider } from './azure-op
 import { bedrockOptionsFromEnv, createBedrockProvider } from './bedrock';
 import { createBflProvider } from './bfl';
 import { createCohereProvider } from './cohere';
+import { DeploymentsFileError, Deployments, loadDeploymentsFile, type DeploymentsFile, type ModelDeployments } from './deployments';
 import { createElevenLabsProvider } from './elevenlabs';
 import { createGoogleProvider } from './google';
 import { createLumaProvider } from './luma';
@@ -88,18 +89,22 @@ const FACTORIES: Record<Exclude<Family, 'simulated'>, ProviderFactory> = {
 export class ProviderRegistry {
   private readonly providers = new Map<string, Provider>();
 
-  constructor(providers: Provider[]) {
+  /** `deployments`: the models the operator's deployments file spreads over several deployments (null: none). */
+  constructor(providers: Provider[], readonly deployments: Deployments<Provider> | null = null) {
     for (const p of providers) this.providers.set(p.id, p);
   }
 
-  /** Builds every host from the environment (`<PREFIX>_API_KEY`, `<PREFIX>_BASE_URL`, `<PREFIX>_TIMEOUT_MS`). */
+  /**
+   * Builds every host from the environment (`<PREFIX>_API_KEY`, `<PREFIX>_BASE_URL`, `<PREFIX>_TIMEOUT_MS`),
+   * and the deployments of GATEWAY_DEPLOYMENTS_FILE when set (a mistake in it throws a DeploymentsFileError).
+   */
   static fromEnv(
     env: NodeJS.ProcessEnv = process.env,
     overrides: Record<string, Partial<ProviderOptions>> = {},
     plugins: Partial<Record<Family, ProviderFactory>> = {},
   ): ProviderRegistry {
     const factories: Partial<Record<Family, ProviderFactory>> = { ...FACTORIES, ...plugins };
-    return new ProviderRegistry(PROVIDER_HOSTS.flatMap((host) => {
+    const hosts = PROVIDER_HOSTS.flatMap((host) => {
       const factory = factories[host.family];
       if (!factory) return [];
       const options = {
@@ -112,7 +117,14 @@ export class ProviderRegistry {
         ...(overrides[host.id] ?? {}),
       };
       return [factory(options as ProviderOptions & Record<string, unknown>)];
-    }));
+    });
+    const file = env.GATEWAY_DEPLOYMENTS_FILE ? loadDeploymentsFile(env.GATEWAY_DEPLOYMENTS_FILE, env, new Set(PROVIDER_HOSTS.map((h) => h.id))) : null;
+    return new ProviderRegistry(hosts, file ? buildDeployments(file, env, hosts, factories) : null);
+  }
+
+  /** The deployments of a catalog model when the operator declared several; null: its one implicit deployment. */
+  deploymentsOf(modelId: string): ModelDeployments<Provider> | null {
+    return this.deployments?.of(modelId) ?? null;
   }
 
   isConfigured(providerId: string): boolean {
@@ -126,4 +138,38 @@ export class ProviderRegistry {
     if (!provider.configured) throw new UpstreamError(`Provider '${providerId}' has no credentials configured on this gateway`, { kind: 'not_configured', provider: providerId });
     return provider;
   }
+}
+
+/**
+ * The provider instances of a deployments file, each built by its host's wire family with the file's
+ * address and options and the credentials read from the variables it names (never the host's own
+ * variables: an instance is configured by the file alone). A deployment naming a host directly shares
+ * the host's provider as the environment configured it.
+ */
+function buildDeployments(file: DeploymentsFile, env: NodeJS.ProcessEnv, hosts: Provider[], factories: Partial<Record<Family, ProviderFactory>>): Deployments<Provider> {
+  const instances = new Map<string, Provider>();
+  for (const spec of file.providers.values()) {
+    const host = PROVIDER_HOSTS.find((h) => h.id === spec.host)!;
+    const factory = factories[host.family];
+    if (!factory) throw new DeploymentsFileError(file.path, spec.line, `the host '${spec.host}' has no provider on this gateway`);
+    const credentials = Object.fromEntries(Object.entries(spec.credentials).map(([option, variable]) => [option, env[variable]]));
+    const provider = factory({
+      id: host.id, baseUrl: spec.baseUrl || host.defaultBaseUrl, timeoutMs: spec.timeoutMs, ...(host.extra ?? {}), ...spec.options, ...credentials,
+    } as ProviderOptions & Record<string, unknown>);
+    if (!provider.configured) throw new DeploymentsFileError(file.path, spec.line, `the provider '${spec.name}' is not configured (its ${host.family} credentials or address are missing)`);
+    instances.set(spec.name, provider);
+  }
+  const models = new Map<string, ModelDeployments<Provider>>();
+  for (const m of file.models.values()) {
+    models.set(m.model, {
+      model: m.model, line: m.line, routing: m.routing, cooldownMs: m.cooldownMs,
+      deployments: m.deployments.map((d) => {
+        const provider = instances.get(d.provider) ?? hosts.find((h) => h.id === d.provider);
+        if (!provider) throw new DeploymentsFileError(file.path, d.line, `the host '${d.provider}' has no provider on this gateway`);
+        if (!provider.configured) throw new DeploymentsFileError(file.path, d.line, `the host '${d.provider}' has no credentials in the environment`);
+        return { name: d.name, provider, upstreamModel: d.upstreamModel, weight: d.weight, rpm: d.rpm, tpm: d.tpm };
+      }),
+    });
+  }
+  return new Deployments(file.path, models);
 }

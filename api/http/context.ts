@@ -36,8 +36,11 @@ export interface AppDeps {
    * claim (activities/first-hop.ts); absent or null where runs do not start eagerly on this process.
    */
   firstHop?: FirstHopStarter | null;
-  /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */
-  isProviderConfigured: (providerId: string) => boolean;
+  /**
+   * Whether a model's provider has credentials (models of unconfigured providers are reported unavailable), or
+   * `modelId` is served by deployments of its own (providers/deployments.ts).
+   */
+  isProviderConfigured: (providerId: string, modelId?: string) => boolean;
   /**
    * The address people open, for links in e-mails: PUBLIC_URL, else (outside production) the address this
    * process listens on, known once it listens. Never a request's Host header.

@@ -23,7 +23,7 @@ export function modelsRouter(deps: AppDeps): Router<GatewayState> {
       throw new InvalidRequestError(`Invalid 'modality': expected one of ${MODALITIES.join(', ')}.`, { param: 'modality' });
     }
     const records = await deps.catalog.list(modality as Modality | undefined);
-    ctx.body = { object: 'list', data: records.map((r) => toModelObject(r, deps.isProviderConfigured(r.provider))) };
+    ctx.body = { object: 'list', data: records.map((r) => toModelObject(r, deps.isProviderConfigured(r.provider, r.slug))) };
   });
 
   router.get('/models/:slug', requirePermission('models.read'), async (ctx) => {
@@ -33,7 +33,7 @@ export function modelsRouter(deps: AppDeps): Router<GatewayState> {
       ctx.body = anthropicModelInfo(record);
       return;
     }
-    ctx.body = toModelObject(record, deps.isProviderConfigured(record.provider));
+    ctx.body = toModelObject(record, deps.isProviderConfigured(record.provider, record.slug));
   });
 
   return router;

@@ -65,6 +65,7 @@ export async function requestOutcome(deps: AppDeps, workspaceId: string, id: str
     model_used: usage?.modelUsed ?? null,
     fallback_depth: usage?.fallbackDepth ?? null,
     fallback_hops: result.hops,
+    deployment: usage?.deployment ?? null,
     credits_used: usage ? microToCredits(usage.creditsMicro) : state === 'RUNNING' ? null : 0,
     created: Math.floor(created.getTime() / 1000),
     result: result.response,
@@ -121,7 +122,7 @@ async function notStarted(deps: AppDeps, workspaceId: string, requestId: string,
   const error = running ? null : new ServiceUnavailableError('The gateway stopped before this request started; nothing was charged. It may be sent again.', { code: 'request_not_started' });
   return {
     id: requestId, object: 'request', status: running ? 'running' : 'failed', endpoint: null, model: null, model_used: null,
-    fallback_depth: null, fallback_hops: null, credits_used: running ? null : 0, created: Math.floor(alias.createdAt.getTime() / 1000), result: null,
+    fallback_depth: null, fallback_hops: null, deployment: null, credits_used: running ? null : 0, created: Math.floor(alias.createdAt.getTime() / 1000), result: null,
     error: error && { message: error.message, type: error.type, param: error.param, code: error.code },
   };
 }

@@ -59,7 +59,7 @@ export const speechHandler: EndpointHandler<SpeechBody> = {
     const params = validateModelParams(record, speechModelParams(body));
     const format = (params.response_format ?? 'mp3') as SpeechResponseFormat;
     const speed = typeof params.speed === 'number' ? params.speed : 1;
-    const result = await modelAdapter(env.providers, record, 'speech').doSynthesize({
+    const result = await modelAdapter(env, record, 'speech').doSynthesize({
       input: body.input,
       voice: body.voice,
       format,

@@ -53,7 +53,7 @@ function audioHandler(endpoint: 'audio.transcriptions' | 'audio.translations', t
     async call(record, body, env) {
       const params = checkRequest(record, body, task);
       const audio = await env.storage.getBuffer(body.file.key);
-      const adapter = modelAdapter(env.providers, record, 'transcription');
+      const adapter = modelAdapter(env, record, 'transcription');
       const request = {
         audio,
         filename: body.file.filename,

@@ -44,7 +44,7 @@ export const chatHandler: EndpointHandler<ChatCompletionBody> = {
 
 /** Calls the model for every choice and prices what it used (`extra`: what an endpoint adds to the chat request). */
 export async function generateChat(record: ModelRecord, body: ChatCompletionBody, env: CallEnv, extra: Partial<ChatRequest> = {}): Promise<{ result: ChatResult; chargeMicro: number }> {
-  const adapter = modelAdapter(env.providers, record, 'chat');
+  const adapter = modelAdapter(env, record, 'chat');
   const request = { ...toChatRequest(await withFileContents(body, record, env), record), ...extra };
   const result = await generateChoices(adapter, request, choiceCount(body), { requestId: env.requestId, simulate: env.simulate, signal: env.signal });
   // Hosts that report no usage are billed on an estimate rather than for free.

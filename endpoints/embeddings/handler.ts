@@ -53,7 +53,7 @@ export const embeddingsHandler: EndpointHandler<EmbeddingsBody> = {
   },
 
   async call(record, body, env) {
-    const adapter = modelAdapter(env.providers, record, 'embedding');
+    const adapter = modelAdapter(env, record, 'embedding');
     const inputs = embeddingInputs(body);
     if ('tokens' in inputs && !adapter.tokenInput) throw tokenInputUnsupported(record);
     const request = 'tokens' in inputs ? { input: [], tokens: inputs.tokens } : { input: inputs.texts };

@@ -73,7 +73,7 @@ async function callImageModel(record: ModelRecord, body: ImageGenerationBody | I
   if (body.user !== undefined && env.providers.get(record.provider).family === 'openai-compatible') upstreamParams.user = body.user;
   const request = { prompt: body.prompt, n: typeof n === 'number' ? n : 1, size: typeof size === 'string' ? size : undefined, params: upstreamParams };
 
-  const adapter = modelAdapter(env.providers, record, 'image');
+  const adapter = modelAdapter(env, record, 'image');
   let result: ImageResult;
   if (task === 'edit') {
     const editBody = body as ImageEditBody;

@@ -42,7 +42,7 @@ export const moderationsHandler: EndpointHandler<ModerationBody> = {
   },
 
   async call(record, body, env) {
-    const { results } = await modelAdapter(env.providers, record, 'moderation').doModerate({ inputs: moderationInputs(body) }, callContext(env));
+    const { results } = await modelAdapter(env, record, 'moderation').doModerate({ inputs: moderationInputs(body) }, callContext(env));
     const tokens = inputTokens(body);
     const chargeMicro = embeddingCost(record, { inputTokens: tokens });
     return {

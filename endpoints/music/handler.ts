@@ -41,7 +41,7 @@ export const musicHandler: EndpointHandler<MusicGenerationBody> = {
   async call(record, body, env) {
     const params = validateModelParams(record, musicModelParams(body));
     const { duration: _duration, response_format: format, ...rest } = params;
-    const result = await modelAdapter(env.providers, record, 'music').doGenerate({
+    const result = await modelAdapter(env, record, 'music').doGenerate({
       prompt: body.prompt,
       durationSeconds: durationOf(params),
       format: format === 'wav' ? 'wav' : 'mp3',

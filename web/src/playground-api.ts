@@ -2,7 +2,7 @@
 import { request } from './api';
 
 export interface Receipt {
-  requestId: string; status: string; endpoint: string; modelRequested: string; modelUsed: string | null; fallbackDepth: number;
+  requestId: string; status: string; endpoint: string; modelRequested: string; modelUsed: string | null; fallbackDepth: number; deployment?: string | null;
   inputTokens: number; outputTokens: number; units: Record<string, number> | null; latencyMs: number | null; credits: number;
   ledger: Array<{ kind: string; amountMicro: number; model: string | null }>;
 }

@@ -13,6 +13,7 @@ export function Receipt({ message }: { message: ChatMessage }) {
   return (
     <div className="receipt" aria-label="Receipt">
       <span data-testid="receipt-credits">{credits(r.credits)}</span> credits · {units} · served by <b>{r.modelUsed ?? '—'}</b>
+      {r.deployment && <> on deployment <b data-testid="receipt-deployment">{r.deployment}</b></>}
       {r.fallbackDepth > 0 && <> (fell back from {r.modelRequested}, {r.fallbackDepth} hop{r.fallbackDepth > 1 ? 's' : ''})</>}
       {r.latencyMs !== null && <> · {r.latencyMs} ms</>}
       {' '}<button type="button" className="link" onClick={() => setOpen(!open)} aria-expanded={open}>Timeline</button>
