@@ -59,6 +59,9 @@ export const PROVIDER_HOSTS: HostEntry[] = [
   { id: 'simulated', family: 'simulated', envPrefix: 'SIMULATED', defaultBaseUrl: 'simulated://local' },
 ];
 
+/** Wire families whose hosts authenticate with one API key (`<PREFIX>_API_KEY`). */
+const KEYED_FAMILIES: ReadonlySet<Family> = new Set(['openai-compatible', 'anthropic', 'google', 'cohere', 'voyage', 'bfl', 'stability', 'runway', 'luma', 'elevenlabs', 'stability-audio']);
+
 export type ProviderFactory = (options: ProviderOptions & Record<string, unknown>) => Provider;
 
 /** Wire families that ship with this module; `simulated` is plugged in by the wiring (main/providers.ts). */
@@ -79,9 +82,12 @@ const FACTORIES: Record<Exclude<Family, 'simulated'>, ProviderFactory> = {
 
 export class ProviderRegistry {
   private readonly providers = new Map<string, Provider>();
+  /** How each host was built, so the same host can be built again with another key (a workspace's own). */
+  private readonly builders = new Map<string, (apiKey: string) => Provider>();
 
-  constructor(providers: Provider[]) {
+  constructor(providers: Provider[], builders: Map<string, (apiKey: string) => Provider> = new Map()) {
     for (const p of providers) this.providers.set(p.id, p);
+    for (const [id, build] of builders) this.builders.set(id, build);
   }
 
   /** Builds every host from the environment (`<PREFIX>_API_KEY`, `<PREFIX>_BASE_URL`, `<PREFIX>_TIMEOUT_MS`). */
@@ -91,6 +97,7 @@ export class ProviderRegistry {
     plugins: Partial<Record<Family, ProviderFactory>> = {},
   ): ProviderRegistry {
     const factories: Partial<Record<Family, ProviderFactory>> = { ...FACTORIES, ...plugins };
+    const builders = new Map<string, (apiKey: string) => Provider>();
     return new ProviderRegistry(PROVIDER_HOSTS.flatMap((host) => {
       const factory = factories[host.family];
       if (!factory) return [];
@@ -103,8 +110,32 @@ export class ProviderRegistry {
         ...(host.fromEnv?.(env) ?? {}),
         ...(overrides[host.id] ?? {}),
       };
+      // Only hosts that authenticate with one bearer-like key can take a workspace's key (not Azure's Entra ID, not the simulator).
+      if (KEYED_FAMILIES.has(host.family)) builders.set(host.id, (apiKey) => factory({ ...options, apiKey } as ProviderOptions & Record<string, unknown>));
       return [factory(options as ProviderOptions & Record<string, unknown>)];
-    }));
+    }), builders);
+  }
+
+  /** Whether a host can be built with a key of the caller's own (a workspace's provider key). */
+  takesOwnKey(providerId: string): boolean {
+    return this.builders.has(providerId);
+  }
+
+  /**
+   * The host `providerId` built anew with `apiKey` in place of the platform's key (same base URL, timeouts and
+   * switches). A fresh instance each time: callers cache it per key, and never share it between workspaces.
+   */
+  withKey(providerId: string, apiKey: string): Provider {
+    const build = this.builders.get(providerId);
+    if (!build) throw new UpstreamError(`Provider '${providerId}' does not take a key of a workspace's own`, { kind: 'not_configured', provider: providerId });
+    return build(apiKey);
+  }
+
+  /** This registry with `provider` in place of the host of the same id (a workspace's view: its own keys over the platform's). */
+  overriding(provider: Provider): ProviderRegistry {
+    const view = new ProviderRegistry([...this.providers.values()], this.builders);
+    view.providers.set(provider.id, provider);
+    return view;
   }
 
   isConfigured(providerId: string): boolean {

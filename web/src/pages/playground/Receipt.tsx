@@ -14,6 +14,7 @@ export function Receipt({ message }: { message: ChatMessage }) {
     <div className="receipt" aria-label="Receipt">
       <span data-testid="receipt-credits">{credits(r.credits)}</span> credits · {units} · served by <b>{r.modelUsed ?? '—'}</b>
       {r.fallbackDepth > 0 && <> (fell back from {r.modelRequested}, {r.fallbackDepth} hop{r.fallbackDepth > 1 ? 's' : ''})</>}
+      {r.keySource === 'workspace' && <> · <span data-testid="receipt-key-source">your key</span></>}
       {r.latencyMs !== null && <> · {r.latencyMs} ms</>}
       {' '}<button type="button" className="link" onClick={() => setOpen(!open)} aria-expanded={open}>Timeline</button>
       {open && (
