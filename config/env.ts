@@ -83,7 +83,7 @@ export interface GatewayConfig {
   operatorToken?: string;
   /**
    * Workspaces' own provider keys (BYOK_KEY_RING: `id:base64key` entries, newest first; the first seals, all
-   * open). Absent: BYOK is off and its routes answer 503. `feeBasisPoints`: the share of a model's list price
+   * open). Absent: BYOK is off and its routes answer 403. `feeBasisPoints`: the share of a model's list price
    * charged when a workspace's own key serves it (BYOK_FEE_PERCENT, default 0).
    */
   byok?: { keyRing: CodecKey[]; feeBasisPoints: number };

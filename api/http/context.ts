@@ -37,7 +37,7 @@ export interface AppDeps {
    * claim (activities/first-hop.ts); absent or null where runs do not start eagerly on this process.
    */
   firstHop?: FirstHopStarter | null;
-  /** Workspaces' own provider keys (BYOK_KEY_RING); absent or null: BYOK is off and its routes answer 503. */
+  /** Workspaces' own provider keys (BYOK_KEY_RING); absent or null: BYOK is off and its routes answer 403 `byok_not_configured`. */
   providerKeys?: WorkspaceProviderKeys | null;
   /** Whether a provider has credentials (models of unconfigured providers are reported unavailable). */
   isProviderConfigured: (providerId: string) => boolean;

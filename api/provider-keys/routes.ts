@@ -1,10 +1,10 @@
 /**
  * The workspace's own provider keys (bring your own key): list them (last four characters only), add one
  * (tested with a call to the provider first; a key the provider refuses is never stored), remove one. Owners
- * and admins only (`provider_keys.manage`); without a BYOK key ring every route answers 503 `byok_not_configured`.
+ * and admins only (`provider_keys.manage`); without a BYOK key ring every route answers 403 `byok_not_configured`.
  */
 import Router from '@koa/router';
-import { InvalidRequestError, ServiceUnavailableError } from '../../core/errors';
+import { InvalidRequestError, PermissionDeniedError } from '../../core/errors';
 import { addProviderKey, keyCheckFor, keyProviders, listProviderKeys, removeProviderKey, testProviderKey, type ProviderKeySummary, type WorkspaceProviderKeys } from '../../domain/provider-keys';
 import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
 import { readJsonBody } from '../http/body';
@@ -26,7 +26,7 @@ function keyObject(k: ProviderKeySummary) {
 export function providerKeysRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const byok = (): WorkspaceProviderKeys => {
-    if (!deps.providerKeys) throw new ServiceUnavailableError('Workspace provider keys are off on this gateway (its operator has not set BYOK_KEY_RING).', { code: 'byok_not_configured', retryAfterSeconds: 3600 });
+    if (!deps.providerKeys) throw new PermissionDeniedError('Workspace provider keys are off on this gateway (its operator has not set BYOK_KEY_RING).', { code: 'byok_not_configured' });
     return deps.providerKeys;
   };
   const actor = (ctx: GatewayContext) => ctx.state.auth.userId ?? ctx.state.auth.keyId;
@@ -38,8 +38,8 @@ export function providerKeysRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.post('/provider-keys', requirePermission('provider_keys.manage'), async (ctx) => {
-    const keys = byok();
     const body = validateKeyBody(await readJsonBody(ctx, 16 * 1024));
+    const keys = byok();
     const check = await keyCheckFor(deps.catalog, keys.platform, body.provider);
     if (!check) {
       const known = await keyProviders(deps.catalog, keys.platform);

@@ -198,3 +198,8 @@ export interface RequestOutcome {
   credits_used: number | null;
   error: { message: string; type: string; code: string | null } | null;
 }
+
+/** A workspace's own provider key (BYOK): only its last four characters are ever shown after it was added. */
+export interface ProviderKey {
+  object: 'provider_key'; id: string; provider: string; last_four: string; created_by: string | null; created_at: number;
+}
