@@ -13,7 +13,7 @@ import { atKeyFee, FULL_PRICE_BASIS_POINTS } from '../catalog/pricing';
 import type { ModelRecord } from '../catalog/types';
 import type { CodecKey } from '../config/env';
 import { newId } from '../core/ids';
-import { GatewayError, InternalError, InvalidRequestError, NotFoundError } from '../core/errors';
+import { GatewayError, InternalError, InvalidRequestError, NotFoundError, UpstreamError } from '../core/errors';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Provider } from '../providers/types';
 import { audit } from './audit';
@@ -109,8 +109,12 @@ export async function testProviderKey(registry: ProviderRegistry, check: KeyChec
     }
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
-    const upstream = (err as { upstreamStatus?: number | null }).upstreamStatus;
-    const why = upstream === 401 || upstream === 403 ? `it refused the key (HTTP ${upstream})` : upstream ? `it answered HTTP ${upstream}` : 'the call failed';
+    const upstream = err instanceof UpstreamError ? err.upstreamStatus : null;
+    // Any other refusal of the request itself (400, 404, 422) came after the provider took the key: it works.
+    if (err instanceof UpstreamError && err.kind === 'caller_error' && upstream !== 401 && upstream !== 403) return;
+    const why = upstream === 401 || upstream === 403 ? `it refused the key (HTTP ${upstream})`
+      : upstream === 429 ? 'it answered 429 (the key is rate-limited or out of quota)'
+        : upstream ? `it answered HTTP ${upstream}` : 'the provider could not be reached';
     throw new InvalidRequestError(`The key was not saved: a test call to ${check.provider} (${check.model.slug}) failed, ${why}: ${err.message}`, { code: 'provider_key_rejected', param: 'key' });
   }
 }
