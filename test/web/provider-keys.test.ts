@@ -12,6 +12,7 @@ import { signUp } from '../support/people';
 import { axeViolations } from './axe';
 import { browserSuite } from './browser';
 import { PlaygroundPage } from './pages/playground-pages';
+import { RequestLogPage } from './pages/request-log-page';
 import { ProviderKeysPage } from './pages/settings-pages';
 
 /** Browser globals, for the functions this file runs in the page (the tests compile without the DOM's types). */
@@ -86,6 +87,9 @@ describe('web app: bring your own key in Chromium', function () {
     // 30 x 15 + 8 x 60 credits per 1M tokens = 0.00093 credits at list price: the workspace's key pays 10% of it.
     expect(await playground.receiptCredits(reply)).to.equal(0.000093);
     expect(await reply.getByTestId('receipt-key-source').textContent()).to.equal('your key');
+    const log = new RequestLogPage(page, suite.gateway.url);
+    await log.open();
+    expect(await log.rows().first().textContent()).to.include('0.000093 · your key');
 
     await keys.open();
     const dialog = await keys.askRemove('openai');

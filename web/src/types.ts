@@ -179,6 +179,8 @@ export interface RequestLogEntry {
   output_tokens: number;
   credits: number;
   latency_ms: number | null;
+  /** Whose provider key served: the workspace's own (BYOK, charged the fee) or the platform's. */
+  key_source?: 'platform' | 'workspace';
 }
 
 export interface RequestLogPage {
