@@ -306,6 +306,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
   if (present.AZURE_AUTHORITY_CA_FILE !== undefined && !isReadableFile(present.AZURE_AUTHORITY_CA_FILE)) {
     throw new ConfigError(`Invalid environment configuration:\n  - AZURE_AUTHORITY_CA_FILE=${present.AZURE_AUTHORITY_CA_FILE} is not a readable file`);
   }
+  if (present.BYOK_FEE_PERCENT !== undefined && present.BYOK_KEY_RING === undefined) {
+    throw new ConfigError('Invalid environment configuration:\n  - BYOK_FEE_PERCENT is set without BYOK_KEY_RING: workspaces\' own provider keys need the key ring that seals them (`id:base64key`, 32-byte keys)');
+  }
   const uiPort = present.TEMPORAL_UI_PORT ?? '8233';
   const host = present.HOST ?? '127.0.0.1';
   const cacheDir = present.GATEWAY_CACHE_DIR ?? `${repoRoot}/.cache`;
