@@ -77,8 +77,7 @@ describe('web app: bring your own key in Chromium', function () {
     openai.on('POST /v1/chat/completions', answer);
     const playground = new PlaygroundPage(page, suite.gateway.url);
     await playground.newChat();
-    await page.getByLabel('Model', { exact: true }).selectOption('gpt-4o-mini');
-    await page.waitForLoadState('networkidle');
+    await playground.chooseModel('gpt-4o-mini');
     await playground.send('Hello');
     const reply = await playground.settledReply();
     expect(await reply.locator('.markdown').textContent()).to.include('Hello from your key.');

@@ -206,7 +206,8 @@ export class ProviderKeysPage {
   async open(): Promise<void> {
     await this.page.goto(`${this.base}/settings/provider-keys`);
     await this.page.getByRole('heading', { name: 'Provider keys', level: 2 }).waitFor();
-    await this.page.getByRole('form', { name: 'Add a provider key' }).getByLabel('Provider').locator('option', { hasText: 'openai' }).waitFor({ state: 'attached' });
+    await this.page.getByRole('form', { name: 'Add a provider key' }).getByLabel('Provider').locator('option', { hasText: 'openai' }).waitFor({ state: 'attached', timeout: 10_000 })
+      .catch(async (err) => { throw new Error(`${err.message}\nPAGE: ${await this.page.locator('main').textContent()}`); });
   }
 
   /** Picks the provider, types the key and submits; resolves once the gateway answered (saved or refused). */
