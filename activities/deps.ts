@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { ModelCatalog } from '../domain/model-catalog';
 import type { ObjectStorage } from '../infra/storage';
 import type { ProviderRegistry } from '../providers/registry';
+import type { WorkspaceProviderKeys } from '../domain/provider-keys';
 import type { ActivityObserver } from './failure-policy';
 import type { ResultBroker } from './result-broker';
 import type { FirstHops } from './first-hop';
@@ -15,6 +16,8 @@ export interface ActivityDeps {
   catalog: ModelCatalog;
   storage: ObjectStorage;
   providers: ProviderRegistry;
+  /** Workspaces' own provider keys (BYOK); absent: every call goes through `providers`, the platform's keys. */
+  providerKeys?: WorkspaceProviderKeys;
   /**
    * Where budget alert e-mails go out (absent: e-mail alerts retry until SMTP is configured), and how long a
    * delivery retries before it is given up (default DEFAULT_DELIVERY_GIVE_UP_MS).

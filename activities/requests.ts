@@ -20,6 +20,9 @@ import { LEDGER_PATIENCE_MS, patiently, serveHop, type HoldAnswer, type HoldInpu
 import type { FirstHop, FirstHops } from './first-hop';
 import { RunWatch } from './run-watch';
 import { readStreamProgress, type StreamProgressRecord } from '../domain/stream-progress';
+import type { Serving } from '../domain/provider-keys';
+import type { ModelRecord } from '../catalog/types';
+import type { KeySource } from '../domain/usage-record';
 
 /** One hop of a plain request: its call, who holds, and how to settle it. */
 export interface ServeHopInput extends CallInput {
@@ -42,6 +45,17 @@ export interface CallInput {
 
 export interface CallResult extends Omit<CallOutcome, 'response'> {
   response: PayloadRef<CallOutcome['response']>;
+  /** Whose provider key served (absent in results of runs from before it was recorded: the platform's). */
+  keySource?: KeySource;
+}
+
+/**
+ * Which provider instance serves this workspace's call to the record's provider, and the record as priced
+ * for it: the workspace's own key at the BYOK fee (domain/provider-keys.ts), else the platform's at list price.
+ */
+export async function servingFor(deps: Pick<ActivityDeps, 'providers' | 'providerKeys'>, workspaceId: string | undefined, record: ModelRecord): Promise<Serving> {
+  if (!deps.providerKeys || !workspaceId) return { providers: deps.providers, record, keySource: 'platform' };
+  return deps.providerKeys.serving(workspaceId, record);
 }
 
 /** What the caller of a plain request gets: the answer, and what its headers say (model, fallback, charge). */
@@ -63,7 +77,8 @@ export async function holdCredits(deps: ActivityDeps, input: HoldInput): Promise
   const handler = handlerFor(input.endpoint);
   let estimateMicro: number;
   try {
-    const record = await eligibleModel(deps.catalog, { model: input.model, modality: handler.modality, allowedModels: input.allowedModels });
+    const listed = await eligibleModel(deps.catalog, { model: input.model, modality: handler.modality, allowedModels: input.allowedModels });
+    const { record } = await servingFor(deps, input.workspaceId, listed);
     const body = await loadPayload(deps.storage, input.body);
     handler.check(record, body);
     estimateMicro = handler.estimate(record, body);
@@ -91,23 +106,24 @@ export async function holdCredits(deps: ActivityDeps, input: HoldInput): Promise
 export async function callModel(deps: ActivityDeps, input: CallInput, opts: { attempt?: number; signal?: AbortSignal } = {}): Promise<CallResult> {
   const attempt = opts.attempt ?? activityInfo().attempt;
   const handler = handlerFor(input.endpoint);
-  const record = await deps.catalog.get(input.model);
-  if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found', param: 'model' });
+  const listed = await deps.catalog.get(input.model);
+  if (!listed) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found', param: 'model' });
+  const { providers, record, keySource } = await servingFor(deps, input.workspaceId, listed);
   const body = await loadPayload(deps.storage, input.body);
   const served = { deployment: null as string | null };
   const outcome = await handler.call(record, body, {
     requestId: input.requestId, created: input.created, attempt, signal: opts.signal,
     simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
-    providers: deps.providers, storage: deps.storage, catalog: deps.catalog, workspaceId: input.workspaceId, db: deps.db, served,
+    providers, storage: deps.storage, catalog: deps.catalog, workspaceId: input.workspaceId, db: deps.db, served,
   });
   const response = await storePayload(deps.storage, `results/${input.requestId}.json`, outcome.response);
-  return { ...outcome, response, deployment: served.deployment };
+  return { ...outcome, response, keySource, deployment: served.deployment };
 }
 
 /** The usage record of a hop that served, from its settlement's fixed fields and what the call used. */
-export function servedUsage(settlement: HopSettlement, called: Pick<CallResult, 'usage' | 'deployment'>, status: UsageRecord['status'] = 'succeeded', errorCode: string | null = null): UsageRecord {
+export function servedUsage(settlement: HopSettlement, called: Pick<CallResult, 'usage' | 'keySource' | 'deployment'>, status: UsageRecord['status'] = 'succeeded', errorCode: string | null = null): UsageRecord {
   return {
-    ...settlement.usage, status, errorCode,
+    ...settlement.usage, status, errorCode, ...(called.keySource ? { keySource: called.keySource } : {}),
     inputTokens: called.usage.inputTokens, outputTokens: called.usage.outputTokens, units: called.usage.units,
     deployment: called.deployment ?? null,
     latencyMs: Date.now() - settlement.startedAt,

@@ -26,10 +26,10 @@ import { heartbeating } from './heartbeat';
 import { loadPayload, type PayloadRef } from './request-io';
 import type { UsageRecord } from '../domain/request-accounting';
 import { settleAndSignal } from './budget-signal';
-import { streamUsageStatus } from '../domain/usage-record';
+import { streamUsageStatus, type KeySource } from '../domain/usage-record';
 import { log } from '../core/log';
 import { denialOf, settlePatiently, type HopDenied, type HopHold, type HopSettlement } from './hop';
-import { holdCredits } from './requests';
+import { holdCredits, servingFor } from './requests';
 import { RunWatch } from './run-watch';
 import type { FirstHop, FirstHops } from './first-hop';
 
@@ -72,7 +72,7 @@ export interface StreamProgress {
   inputTokens: number;
   outputChars: number;
   /** Set once the stream ended: exactly what is billed. */
-  final?: { ending: StreamEnding; inputTokens: number; outputTokens: number; chargeMicro: number; units?: Record<string, number>; deployment?: string | null };
+  final?: { ending: StreamEnding; inputTokens: number; outputTokens: number; chargeMicro: number; units?: Record<string, number>; deployment?: string | null; keySource?: KeySource };
 }
 
 /** How long a stream that ended keeps trying to record its usage (the workflow settles from its result after that). */
@@ -179,8 +179,9 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
   // This hop's stream already ended and was billed (a retry after its end): it is never written twice.
   if (hold.ok && hold.status === 'settled') return { ...NOTHING, chargeMicro: hold.chargedMicro ?? 0, settledMicro: hold.chargedMicro };
 
-  const record = await deps.catalog.get(input.model);
-  if (!record) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
+  const listed = await deps.catalog.get(input.model);
+  if (!listed) throw new NotFoundError(`The model '${input.model}' does not exist.`, { code: 'model_not_found' });
+  const { providers, record, keySource } = await servingFor(deps, input.hold.workspaceId, listed);
   const format = chatStreamFormat(input.endpoint ?? 'chat.completions');
   const body = await loadPayload(deps.storage, input.body);
   const chatBody = format.chatBody(body, record);
@@ -193,7 +194,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
   let first: IteratorResult<ChatStreamPart>;
   const served = { deployment: null as string | null };
   try {
-    const adapter = modelAdapter({ providers: deps.providers, served }, record, 'chat');
+    const adapter = modelAdapter({ providers, served }, record, 'chat');
     const request = { ...toChatRequest(await withFileContents(chatBody, record, { db: deps.db, storage: deps.storage, workspaceId: input.workspaceId }), record), ...format.chatRequest?.(body, record) };
     iterator = streamChoices(adapter, request, choiceCount(chatBody), {
       requestId: input.requestId, signal: abort.signal, simulate: input.simulate ? { ...input.simulate, attempt } : undefined,
@@ -273,7 +274,7 @@ async function streamToSink(deps: StreamDeps, input: StreamChatInput, sink: Stre
   const units = cacheUnits(billed);
   const progress: StreamProgress = {
     inputTokens: promptTokensEstimate, outputChars,
-    final: { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, ...(units ? { units } : {}), ...(served.deployment ? { deployment: served.deployment } : {}) },
+    final: { ending, inputTokens: billed.inputTokens, outputTokens: billed.outputTokens, chargeMicro, ...(units ? { units } : {}), ...(served.deployment ? { deployment: served.deployment } : {}), keySource },
   };
   report(progress);
   // The books first: a crash after the last byte then bills what was delivered.
@@ -293,7 +294,7 @@ async function settleStream(deps: ActivityDeps, settlement: HopSettlement, progr
   const ended = progress.final!;
   const usage: UsageRecord = {
     ...settlement.usage, ...streamUsageStatus(ended.ending), inputTokens: ended.inputTokens, outputTokens: ended.outputTokens, ...(ended.units ? { units: ended.units } : {}),
-    latencyMs: Date.now() - settlement.startedAt, deployment: ended.deployment ?? null,
+    ...(ended.keySource ? { keySource: ended.keySource } : {}), latencyMs: Date.now() - settlement.startedAt, deployment: ended.deployment ?? null,
   };
   const settled = await settlePatiently(() => settleAndSignal(deps, { reservationId: settlement.reservationId, chargeMicro: ended.chargeMicro, usage }), {
     patienceMs: STREAM_SETTLE_PATIENCE_MS,

@@ -24,6 +24,7 @@ import { drainMiddleware } from './http/drain';
 import { modelsRouter } from './models/routes';
 import { pingRouter } from './system/ping';
 import { fallbackChainsRouter } from './fallback-chains/routes';
+import { providerKeysRouter } from './provider-keys/routes';
 import { chatRouter } from './chat/routes';
 import { embeddingsRouter } from './embeddings/routes';
 import { imagesRouter } from './images/routes';
@@ -117,7 +118,7 @@ export function createApp(deps: AppDeps): Koa<GatewayState> {
 export function v1Routers(deps: AppDeps): { resources: Router<GatewayState>[]; modelEndpoints: Router<GatewayState>[] } {
   return {
     resources: [
-      modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), requestsRouter(deps),
+      modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), providerKeysRouter(deps), filesRouter(deps), videoJobsRouter(deps), requestsRouter(deps),
       storedResponsesRouter(deps), openAIVideoJobsRouter(deps), billingRouter(deps), budgetAlertsRouter(deps), countTokensRouter(deps),
     ],
     modelEndpoints: [

@@ -78,7 +78,7 @@ export function chatCost(record: ModelRecord, usage: TokenUsageCount): number {
   if (uncached < 0n) throw new InternalError(`cached tokens exceed the ${usage.inputTokens} input tokens of a ${record.slug} call`);
   const cacheCost = cached.reduce((sum, c) => sum + c.tokens * (c.price === undefined ? inputRate : creditsToMicro(c.price)), 0n);
   const scaled = uncached * inputRate + cacheCost + count(outputTokens, 'outputTokens') * outputRate;
-  return toSafe(ceilDiv(scaled, MICRO));
+  return toSafe(charged(record, scaled, MICRO));
 }
 
 /** Embeddings: input tokens only. */
@@ -138,7 +138,7 @@ export function imageCost(record: ModelRecord, params: ImagePriceInput): number 
   if (unit === undefined) {
     throw new InternalError(`Model '${record.slug}' has no image price for quality '${quality ?? '*'}' and size '${params.size ?? '*'}'.`);
   }
-  return toSafe(unit * count(params.n ?? 1, 'n'));
+  return toSafe(charged(record, unit * count(params.n ?? 1, 'n'), 1n));
 }
 
 // ---------------------------------------------------------------- audio, video, music
@@ -147,10 +147,10 @@ export function imageCost(record: ModelRecord, params: ImagePriceInput): number 
 export function speechCost(record: ModelRecord, usage: { characters: number; seconds?: number }): number {
   if (record.pricing.perMCharacters !== undefined) {
     const rate = creditsToMicro(record.pricing.perMCharacters);
-    return toSafe(ceilDiv(count(usage.characters, 'characters') * rate, MICRO));
+    return toSafe(charged(record, count(usage.characters, 'characters') * rate, MICRO));
   }
   if (usage.seconds === undefined) throw new InternalError(`Model '${record.slug}' is priced per second; the audio length is needed.`);
-  return perSecondCost(record, requirePrice(record, 'perSecond', record.pricing.perSecond), usage.seconds);
+  return toSafe(charged(record, perSecondScaled(record, requirePrice(record, 'perSecond', record.pricing.perSecond), usage.seconds), MS_PER_SECOND));
 }
 
 /** Speech reservation: exact for per-character prices, an over-estimate of the audio length otherwise. */
@@ -163,7 +163,7 @@ export function estimateSpeechReservation(record: ModelRecord, input: { characte
 
 /** Transcription: per second of audio (token-priced models fall back to their token rates). */
 export function transcriptionCost(record: ModelRecord, usage: { seconds: number; inputTokens?: number; outputTokens?: number }): number {
-  if (record.pricing.perSecond !== undefined) return perSecondCost(record, creditsToMicro(record.pricing.perSecond), usage.seconds);
+  if (record.pricing.perSecond !== undefined) return toSafe(charged(record, perSecondScaled(record, creditsToMicro(record.pricing.perSecond), usage.seconds), MS_PER_SECOND));
   return chatCost(record, { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 });
 }
 
@@ -171,25 +171,46 @@ export function transcriptionCost(record: ModelRecord, usage: { seconds: number;
 export function videoCost(record: ModelRecord, params: { seconds: number; resolution?: string; n?: number }): number {
   const byResolution = params.resolution !== undefined ? record.pricing.perSecondByResolution?.[params.resolution] : undefined;
   const rate = byResolution !== undefined ? creditsToMicro(byResolution) : requirePrice(record, 'perSecond', record.pricing.perSecond);
-  return toSafe(BigInt(perSecondCost(record, rate, params.seconds)) * count(params.n ?? 1, 'n'));
+  return toSafe(charged(record, perSecondScaled(record, rate, params.seconds) * count(params.n ?? 1, 'n'), MS_PER_SECOND));
 }
 
 /** Music: per track plus per second of the track, times the number of tracks. */
 export function musicCost(record: ModelRecord, params: { seconds: number; n?: number }): number {
   const { perTrack, perSecond } = record.pricing;
   if (perTrack === undefined && perSecond === undefined) throw new InternalError(`Model '${record.slug}' has no music price.`);
-  const track = perTrack !== undefined ? creditsToMicro(perTrack) : 0n;
-  const seconds = perSecond !== undefined ? BigInt(perSecondCost(record, creditsToMicro(perSecond), params.seconds)) : 0n;
-  return toSafe((track + seconds) * count(params.n ?? 1, 'n'));
+  const track = perTrack !== undefined ? creditsToMicro(perTrack) * MS_PER_SECOND : 0n;
+  const seconds = perSecond !== undefined ? perSecondScaled(record, creditsToMicro(perSecond), params.seconds) : 0n;
+  return toSafe(charged(record, (track + seconds) * count(params.n ?? 1, 'n'), MS_PER_SECOND));
 }
 
 // ---------------------------------------------------------------- helpers
 
-/** Durations are billed to the millisecond (after rounding away float noise below a microsecond). */
-function perSecondCost(record: ModelRecord, ratePerSecond: bigint, seconds: number): number {
+/**
+ * Durations are billed to the millisecond (after rounding away float noise below a microsecond): the cost in
+ * thousandths of a µcr, rounded by `charged`.
+ */
+function perSecondScaled(record: ModelRecord, ratePerSecond: bigint, seconds: number): bigint {
   if (!Number.isFinite(seconds) || seconds < 0) throw new RangeError(`Invalid duration for '${record.slug}': ${seconds}`);
   const ms = BigInt(Math.ceil(Math.round(seconds * 1_000_000) / 1000));
-  return toSafe(ceilDiv(ms * ratePerSecond, MS_PER_SECOND));
+  return ms * ratePerSecond;
+}
+
+/** 10000 basis points: the full list price. */
+export const FULL_PRICE_BASIS_POINTS = 10_000;
+
+/**
+ * A charge in µcr from an amount in 1/`divisor` µcr: the record's share of the list price (a workspace's own
+ * key pays the BYOK fee instead: `chargedBasisPoints`), rounded up once.
+ */
+function charged(record: ModelRecord, scaled: bigint, divisor: bigint): bigint {
+  const share = record.chargedBasisPoints;
+  if (share === undefined) return ceilDiv(scaled, divisor);
+  return ceilDiv(scaled * count(share, 'chargedBasisPoints'), divisor * BigInt(FULL_PRICE_BASIS_POINTS));
+}
+
+/** A record as a workspace's own key serves it: charged `feeBasisPoints` of its list price (the BYOK fee). */
+export function atKeyFee(record: ModelRecord, feeBasisPoints: number): ModelRecord {
+  return { ...record, chargedBasisPoints: feeBasisPoints };
 }
 
 function requirePrice(record: ModelRecord, field: string, price: number | undefined): bigint {

@@ -117,4 +117,10 @@ export interface ModelRecord {
    * such as Claude Code send); answers name the model by its slug.
    */
   aliases?: string[];
+  /**
+   * Never in catalog files: set on a workspace's copy of the record when the workspace's own provider key
+   * serves it (BYOK), as the share of the list price charged, in basis points (10000 = the full price).
+   * catalog/pricing.ts applies it to every charge and estimate.
+   */
+  chargedBasisPoints?: number;
 }

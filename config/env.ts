@@ -82,6 +82,12 @@ export interface GatewayConfig {
   codecKeys?: CodecKey[];
   /** The bearer token of the operators' codec endpoint; absent: a development token in the data dir, or in production no endpoint. */
   operatorToken?: string;
+  /**
+   * Workspaces' own provider keys (BYOK_KEY_RING: `id:base64key` entries, newest first; the first seals, all
+   * open). Absent: BYOK is off and its routes answer 403. `feeBasisPoints`: the share of a model's list price
+   * charged when a workspace's own key serves it (BYOK_FEE_PERCENT, default 0).
+   */
+  byok?: { keyRing: CodecKey[]; feeBasisPoints: number };
   /** Browser origins (the Temporal Web UI) allowed to call the codec endpoint. */
   codecCorsOrigins: string[];
   /** Whether missing secrets (codec key, operator token) may be generated into the data dir: not in production. */
@@ -221,6 +227,8 @@ const schema = {
     GATEWAY_INPROCESS_RESULTS: { enum: ['true', 'false', '1', '0'] },
     GATEWAY_FIRST_HOP_AHEAD: { enum: ['true', 'false', '1', '0'] },
     TEMPORAL_CODEC_KEYS: { type: 'string', pattern: `^${CODEC_KEY}(\\s*,\\s*${CODEC_KEY})*$` },
+    BYOK_KEY_RING: { type: 'string', pattern: `^${CODEC_KEY}(\\s*,\\s*${CODEC_KEY})*$` },
+    BYOK_FEE_PERCENT: { type: 'string', pattern: '^(100(\\.0{1,2})?|[0-9]{1,2}(\\.[0-9]{1,2})?)$' },
     OPERATOR_TOKEN: { type: 'string', pattern: '^[\\x21-\\x7e]{32,512}$' },
     CODEC_CORS_ORIGINS: { type: 'string', pattern: `^${ORIGIN}(\\s*,\\s*${ORIGIN})*$` },
     TEMPORAL_UI_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
@@ -326,6 +334,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     throw new ConfigError(`Invalid environment configuration:\n  - AZURE_AUTHORITY_CA_FILE=${present.AZURE_AUTHORITY_CA_FILE} is not a readable file`);
   }
   checkVertex(present);
+  if (present.BYOK_FEE_PERCENT !== undefined && present.BYOK_KEY_RING === undefined) {
+    throw new ConfigError('Invalid environment configuration:\n  - BYOK_FEE_PERCENT is set without BYOK_KEY_RING: workspaces\' own provider keys need the key ring that seals them (`id:base64key`, 32-byte keys)');
+  }
   const uiPort = present.TEMPORAL_UI_PORT ?? '8233';
   const host = present.HOST ?? '127.0.0.1';
   const cacheDir = present.GATEWAY_CACHE_DIR ?? `${repoRoot}/.cache`;
@@ -368,6 +379,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     inProcessResults: bool(present.GATEWAY_INPROCESS_RESULTS, true),
     firstHopAhead: bool(present.GATEWAY_FIRST_HOP_AHEAD, true),
     codecKeys: present.TEMPORAL_CODEC_KEYS === undefined ? undefined : parseCodecKeys(present.TEMPORAL_CODEC_KEYS, 'TEMPORAL_CODEC_KEYS'),
+    byok: present.BYOK_KEY_RING === undefined ? undefined : {
+      keyRing: parseCodecKeys(present.BYOK_KEY_RING, 'BYOK_KEY_RING'),
+      feeBasisPoints: percentToBasisPoints(present.BYOK_FEE_PERCENT ?? '0'),
+    },
     operatorToken: present.OPERATOR_TOKEN,
     codecCorsOrigins: present.CODEC_CORS_ORIGINS
       ? splitList(present.CODEC_CORS_ORIGINS)
@@ -491,6 +506,12 @@ export function parseCodecKeys(text: string, source: string): CodecKey[] {
   const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
   if (repeated !== undefined) throw new ConfigError(`${source}: key id '${repeated}' appears twice`);
   return keys;
+}
+
+/** `2.5` (percent, at most two decimals: the schema's pattern) -> 250 basis points, exactly. */
+function percentToBasisPoints(percent: string): number {
+  const [whole, fraction = ''] = percent.split('.');
+  return Number(whole) * 100 + Number(fraction.padEnd(2, '0'));
 }
 
 /** Loopback names: a page of another site cannot make a browser send them, so they are always allowed. */

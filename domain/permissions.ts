@@ -37,6 +37,7 @@ export const PERMISSIONS = {
   'members.manage': { area: 'admin_settings', allows: 'invite, remove and change the roles of members' },
   'settings.read': { area: 'admin_settings', allows: 'read workspace settings (fallback chains)' },
   'settings.manage': { area: 'admin_settings', allows: 'change workspace settings (fallback chains)' },
+  'provider_keys.manage': { area: 'admin_settings', allows: "list, add and remove the workspace's own provider keys (BYOK)" },
   'workspace.manage': { area: 'admin_settings', allows: 'rename the workspace, read the audit log' },
 } as const satisfies Record<string, PermissionInfo>;
 
@@ -49,7 +50,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   owner: Object.keys(PERMISSIONS) as Permission[],
   admin: [
     ...READ_ONLY, 'models.use', 'playground.use', 'files.write', 'api_keys.read', 'api_keys.create', 'api_keys.manage_all',
-    'admin_keys.manage', 'budget_alerts.manage', 'usage.read', 'requests.read', 'members.manage', 'settings.manage', 'workspace.manage',
+    'admin_keys.manage', 'budget_alerts.manage', 'usage.read', 'requests.read', 'members.manage', 'settings.manage', 'provider_keys.manage', 'workspace.manage',
   ],
   developer: [...READ_ONLY, 'models.use', 'playground.use', 'files.write', 'api_keys.read', 'api_keys.create', 'requests.read'],
   billing: [...READ_ONLY, 'billing.read', 'billing.manage', 'budget_alerts.manage', 'usage.read', 'requests.read'],

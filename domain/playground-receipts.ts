@@ -19,6 +19,8 @@ export interface Receipt {
   outputTokens: number;
   units: unknown;
   latencyMs: number | null;
+  /** Whose provider key served: the workspace's own ("your key", charged the BYOK fee) or the platform's. */
+  keySource: 'platform' | 'workspace';
   creditsMicro: number;
   credits: number;
   ledger: Array<{ kind: string; amountMicro: number; model: string | null; at: number }>;
@@ -37,7 +39,7 @@ export async function receiptsFor(db: Knex, workspaceId: string, requestIds: str
     out.set(u.request_id, {
       requestId: u.request_id, status: u.status, endpoint: u.endpoint, modelRequested: u.model_requested, modelUsed: u.model_used,
       fallbackDepth: u.fallback_depth, deployment: u.deployment ?? null, inputTokens: Number(u.input_tokens), outputTokens: Number(u.output_tokens), units: u.units, latencyMs: u.latency_ms,
-      creditsMicro: settled, credits: microToCredits(settled),
+      keySource: u.key_source === 'workspace' ? 'workspace' : 'platform', creditsMicro: settled, credits: microToCredits(settled),
       ledger: rows.map((l: any) => ({ kind: l.kind, amountMicro: Number(l.amount_micro), model: l.model, at: Math.floor(new Date(l.created_at).getTime() / 1000) })),
     });
   }

@@ -45,6 +45,8 @@ export interface RequestLogRow {
   output_tokens: number;
   credits: number;
   latency_ms: number | null;
+  /** Whose provider key served: `workspace` (its own, charged the BYOK fee) or `platform`. */
+  key_source: 'platform' | 'workspace';
 }
 
 const ID = /^[A-Za-z0-9_.:-]{1,200}$/;
@@ -155,11 +157,12 @@ function toRow(r: any): RequestLogRow {
     output_tokens: Number(r.output_tokens),
     credits: microToCredits(Number(r.credits_micro)),
     latency_ms: r.latency_ms ?? null,
+    key_source: r.key_source === 'workspace' ? 'workspace' : 'platform',
   };
 }
 
 const CSV_COLUMNS = ['time', 'request_id', 'client_request_id', 'endpoint', 'model_requested', 'model_used', 'fallback_depth', 'source', 'api_key', 'member',
-  'status', 'error_code', 'input_tokens', 'output_tokens', 'credits', 'latency_ms'] as const;
+  'status', 'error_code', 'input_tokens', 'output_tokens', 'credits', 'latency_ms', 'key_source'] as const;
 
 /** A CSV cell: quoted when it holds a comma, quote or line break; a leading = + - @ is escaped so a spreadsheet never runs it. */
 function cell(value: unknown): string {
@@ -175,6 +178,6 @@ export function requestLogCsvHeader(): string {
 export function requestLogCsvLines(rows: RequestLogRow[]): string {
   return rows.map((r) => [
     new Date(r.created_at * 1000).toISOString(), r.id, r.client_request_id, r.endpoint, r.model_requested, r.model_used, r.fallback_depth, r.source,
-    r.api_key?.name ?? '', r.member?.email ?? '', r.status, r.error_code, r.input_tokens, r.output_tokens, r.credits, r.latency_ms,
+    r.api_key?.name ?? '', r.member?.email ?? '', r.status, r.error_code, r.input_tokens, r.output_tokens, r.credits, r.latency_ms, r.key_source,
   ].map(cell).join(',')).join('\r\n') + (rows.length ? '\r\n' : '');
 }

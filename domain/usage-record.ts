@@ -25,13 +25,17 @@ export interface UsageRecord {
   userId?: string | null;
   /** The deployment that served (a model with several: providers/deployments.ts); null: the model's implicit one. */
   deployment?: string | null;
+  /** Whose provider key served: the platform's (absent) or the workspace's own (charged the BYOK fee). */
+  keySource?: KeySource;
 }
+
+export type KeySource = 'platform' | 'workspace';
 
 /** Every field, each once (a field added to or renamed in UsageRecord fails to compile until listed here). */
 const FIELDS: { [K in keyof Required<UsageRecord>]: true } = {
   requestId: true, workspaceId: true, apiKeyId: true, endpoint: true, modelRequested: true, modelUsed: true,
   fallbackDepth: true, status: true, inputTokens: true, outputTokens: true, units: true, clientRequestId: true,
-  errorCode: true, latencyMs: true, userId: true, deployment: true,
+  errorCode: true, latencyMs: true, userId: true, deployment: true, keySource: true,
 };
 
 export const USAGE_RECORD_FIELDS = Object.keys(FIELDS) as (keyof UsageRecord)[];

@@ -29,7 +29,7 @@ export interface AdapterEnv {
 
 export function modelAdapter<M extends AdapterModality>(env: AdapterEnv, record: ModelRecord, modality: M): AdapterOf<M> {
   // A video is polled where it was submitted: its model keeps one deployment (providers/deployments.ts).
-  const declared = modality === 'video' ? null : env.providers.deploymentsOf(record.slug);
+  const declared = modality === 'video' ? null : env.providers.deploymentsOf(record.slug, record.provider);
   if (declared) return routedAdapter(env, record, modality, declared);
   const provider = env.providers.get(record.provider);
   const adapter = bindAdapter(provider, record, modality, record.upstreamId);

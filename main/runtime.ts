@@ -15,6 +15,7 @@ import { microToCredits } from '../core/money';
 import { ModelCatalog } from '../domain/model-catalog';
 import type { ProviderRegistry } from '../providers/registry';
 import { providersFromEnv } from './providers';
+import { ProviderKeyRing, WorkspaceProviderKeys } from '../domain/provider-keys';
 import { createGatewayWorker, createStreamWorker } from '../worker/worker';
 import { stripeClient } from '../infra/stripe';
 import { ResultBroker } from '../activities/result-broker';
@@ -103,6 +104,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   await catalog.reload();
   const providers = opts.providers ?? providersFromEnv();
   const closeDeployments = await shareDeploymentState(providers, catalog, opts.config, db, log);
+  // Workspaces' own provider keys, when a BYOK key ring is configured (config/env.ts).
+  const providerKeys = opts.config.byok
+    ? new WorkspaceProviderKeys(db, providers, new ProviderKeyRing(opts.config.byok.keyRing), opts.config.byok.feeBasisPoints)
+    : undefined;
 
   const results = new ResultBroker();
   // The payment processor (Stripe), when configured: self-serve top-ups and automatic ones.
@@ -119,7 +124,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let worker: Worker | null = null;
   const running: Array<{ worker: Worker; run: Promise<void> }> = [];
   if (opts.worker) {
-    const deps = { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, observer: metrics?.activityObserver, results, firstHops, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs },
+    const deps = { db, catalog, storage, providers, providerKeys, watcherTaskQueue: opts.config.temporalTaskQueue, observer: metrics?.activityObserver, results, firstHops, notifications: { smtpUrl: opts.config.smtpUrl ?? null, emailFrom: opts.config.smtpFrom, allowPrivateWebhooks: opts.config.allowPrivateWebhooks, deliveryGiveUpMs: opts.config.alertDeliveryGiveUpMs },
       payments: stripe && opts.config.payments ? { stripe, config: opts.config.payments, publicUrl: opts.config.publicUrl } : undefined };
     worker = await createGatewayWorker({
       connection: temporal.connection,
@@ -162,7 +167,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     };
     const streamWorker = await createStreamWorker({
       connection: temporal.connection, namespace: temporal.namespace, dataConverter: temporal.dataConverter, taskQueue: streaming.taskQueue,
-      deps: { db, catalog, storage, providers, watcherTaskQueue: opts.config.temporalTaskQueue, streams: streaming.registry, observer: metrics?.activityObserver, firstHops },
+      deps: { db, catalog, storage, providers, providerKeys, watcherTaskQueue: opts.config.temporalTaskQueue, streams: streaming.registry, observer: metrics?.activityObserver, firstHops },
       tracing,
       shutdownGraceMs,
     });
@@ -174,8 +179,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       // In-process results only help when this process also runs the worker that eagerly takes the run.
       results: opts.worker && opts.config.inProcessResults ? results : null,
       firstHop: firstHops ? firstHopStarter({
-        db, catalog, storage, providers, streams: streamRegistry, firstHops, watcherTaskQueue: opts.config.temporalTaskQueue, watcherClient: temporal.client,
+        db, catalog, storage, providers, providerKeys, streams: streamRegistry, firstHops, watcherTaskQueue: opts.config.temporalTaskQueue, watcherClient: temporal.client,
       }) : null,
+      providerKeys: providerKeys ?? null,
       isProviderConfigured: (id, model) => providers.isConfigured(id) || Boolean(model && providers.deploymentsOf(model)),
       operators: { codec, token: operatorToken },
       payments: stripe ? { stripe } : null,

@@ -66,6 +66,9 @@ export const PROVIDER_HOSTS: HostEntry[] = [
   { id: 'simulated', family: 'simulated', envPrefix: 'SIMULATED', defaultBaseUrl: 'simulated://local' },
 ];
 
+/** Wire families whose hosts authenticate with one API key (`<PREFIX>_API_KEY`). */
+const KEYED_FAMILIES: ReadonlySet<Family> = new Set(['openai-compatible', 'anthropic', 'google', 'cohere', 'voyage', 'bfl', 'stability', 'runway', 'luma', 'elevenlabs', 'stability-audio']);
+
 export type ProviderFactory = (options: ProviderOptions & Record<string, unknown>) => Provider;
 
 /** Wire families that ship with this module; `simulated` is plugged in by the wiring (main/providers.ts). */
@@ -88,10 +91,15 @@ const FACTORIES: Record<Exclude<Family, 'simulated'>, ProviderFactory> = {
 
 export class ProviderRegistry {
   private readonly providers = new Map<string, Provider>();
+  /** How each host was built, so the same host can be built again with another key (a workspace's own). */
+  private readonly builders = new Map<string, (apiKey: string) => Provider>();
+  /** Providers this view serves with a workspace's own key (overriding). */
+  private readonly ownKeyProviders = new Set<string>();
 
   /** `deployments`: the models the operator's deployments file spreads over several deployments (null: none). */
-  constructor(providers: Provider[], readonly deployments: Deployments<Provider> | null = null) {
+  constructor(providers: Provider[], readonly deployments: Deployments<Provider> | null = null, builders: Map<string, (apiKey: string) => Provider> = new Map()) {
     for (const p of providers) this.providers.set(p.id, p);
+    for (const [id, build] of builders) this.builders.set(id, build);
   }
 
   /**
@@ -104,6 +112,7 @@ export class ProviderRegistry {
     plugins: Partial<Record<Family, ProviderFactory>> = {},
   ): ProviderRegistry {
     const factories: Partial<Record<Family, ProviderFactory>> = { ...FACTORIES, ...plugins };
+    const builders = new Map<string, (apiKey: string) => Provider>();
     const hosts = PROVIDER_HOSTS.flatMap((host) => {
       const factory = factories[host.family];
       if (!factory) return [];
@@ -116,15 +125,46 @@ export class ProviderRegistry {
         ...(host.fromEnv?.(env) ?? {}),
         ...(overrides[host.id] ?? {}),
       };
+      // Only hosts that authenticate with one bearer-like key can take a workspace's key (not Azure's Entra ID, not the simulator).
+      if (KEYED_FAMILIES.has(host.family)) builders.set(host.id, (apiKey) => factory({ ...options, apiKey } as ProviderOptions & Record<string, unknown>));
       return [factory(options as ProviderOptions & Record<string, unknown>)];
     });
     const file = env.GATEWAY_DEPLOYMENTS_FILE ? loadDeploymentsFile(env.GATEWAY_DEPLOYMENTS_FILE, env, new Set(PROVIDER_HOSTS.map((h) => h.id))) : null;
-    return new ProviderRegistry(hosts, file ? buildDeployments(file, env, hosts, factories) : null);
+    return new ProviderRegistry(hosts, file ? buildDeployments(file, env, hosts, factories) : null, builders);
   }
 
-  /** The deployments of a catalog model when the operator declared several; null: its one implicit deployment. */
-  deploymentsOf(modelId: string): ModelDeployments<Provider> | null {
+  /**
+   * The deployments of a catalog model when the operator declared several; null: its one implicit deployment.
+   * A workspace that brings its own key for the model's provider (`providerId`) is served with that key, never
+   * on the platform's deployments.
+   */
+  deploymentsOf(modelId: string, providerId?: string): ModelDeployments<Provider> | null {
+    if (providerId && this.ownKeyProviders.has(providerId)) return null;
     return this.deployments?.of(modelId) ?? null;
+  }
+
+  /** Whether a host can be built with a key of the caller's own (a workspace's provider key). */
+  takesOwnKey(providerId: string): boolean {
+    return this.builders.has(providerId);
+  }
+
+  /**
+   * The host `providerId` built anew with `apiKey` in place of the platform's key (same base URL, timeouts and
+   * switches). A fresh instance each time: callers cache it per key, and never share it between workspaces.
+   */
+  withKey(providerId: string, apiKey: string): Provider {
+    const build = this.builders.get(providerId);
+    if (!build) throw new UpstreamError(`Provider '${providerId}' does not take a key of a workspace's own`, { kind: 'not_configured', provider: providerId });
+    return build(apiKey);
+  }
+
+  /** This registry with `provider` in place of the host of the same id (a workspace's view: its own keys over the platform's). */
+  overriding(provider: Provider): ProviderRegistry {
+    const view = new ProviderRegistry([...this.providers.values()], this.deployments, this.builders);
+    view.providers.set(provider.id, provider);
+    for (const id of this.ownKeyProviders) view.ownKeyProviders.add(id);
+    view.ownKeyProviders.add(provider.id);
+    return view;
   }
 
   isConfigured(providerId: string): boolean {

@@ -16,6 +16,7 @@ import type { Tracing } from '../../infra/tracing';
 import type { StripeClient } from '../../infra/stripe';
 import type { WindowCounters, WindowHit } from '../../domain/rate-limits';
 import type { Draining } from '../../infra/probes';
+import type { WorkspaceProviderKeys } from '../../domain/provider-keys';
 
 /** What the API needs from the outside world; tests build it from the real stack. */
 export interface AppDeps {
@@ -36,6 +37,8 @@ export interface AppDeps {
    * claim (activities/first-hop.ts); absent or null where runs do not start eagerly on this process.
    */
   firstHop?: FirstHopStarter | null;
+  /** Workspaces' own provider keys (BYOK_KEY_RING); absent or null: BYOK is off and its routes answer 403 `byok_not_configured`. */
+  providerKeys?: WorkspaceProviderKeys | null;
   /**
    * Whether a model's provider has credentials (models of unconfigured providers are reported unavailable), or
    * `modelId` is served by deployments of its own (providers/deployments.ts).

@@ -117,9 +117,9 @@ describe('the request log', function () {
     expect(csv.headers.get('content-type')).to.match(/^text\/csv/);
     expect(csv.headers.get('content-disposition')).to.include('requests.csv');
     const lines = (await csv.text()).trim().split('\r\n');
-    expect(lines[0]).to.equal('time,request_id,client_request_id,endpoint,model_requested,model_used,fallback_depth,source,api_key,member,status,error_code,input_tokens,output_tokens,credits,latency_ms');
+    expect(lines[0]).to.equal('time,request_id,client_request_id,endpoint,model_requested,model_used,fallback_depth,source,api_key,member,status,error_code,input_tokens,output_tokens,credits,latency_ms,key_source');
     expect(lines.slice(1).map((l) => l.split(',')[1])).to.deep.equal(paged);
-    expect(lines.find((l) => l.includes(ids.dev))).to.include(',dora-laptop,').and.include(dev.email);
+    expect(lines.find((l) => l.includes(ids.dev))).to.include(',dora-laptop,').and.include(dev.email).and.match(/,platform$/);
   });
 
   it('answers bad parameters with a 400 naming them', async () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { loadCatalogFiles } from '../../catalog/load';
 import {
   chatCost, creditsToMicro, embeddingCost, estimateChatReservation, estimateSpeechReservation, formatCredits, imageCost, musicCost,
-  speechCost, transcriptionCost, videoCost,
+  speechCost, transcriptionCost, videoCost, atKeyFee,
 } from '../../catalog/pricing';
 import type { ModelRecord } from '../../catalog/types';
 import { InternalError } from '../../core/errors';
@@ -169,6 +169,33 @@ describe('pricing', () => {
       expect(musicCost(model('sim-music'), { seconds: 30 })).to.equal(1_600_000);
       expect(musicCost(model('sim-music'), { seconds: 30, n: 2 })).to.equal(3_200_000);
       expect(musicCost(model('stable-audio-2.5'), { seconds: 190 })).to.equal(20_000_000);
+    });
+  });
+
+  describe("a workspace's own key (the BYOK fee)", () => {
+    it('charges the fee share of every kind of price, rounded up once', () => {
+      const chat = model('gpt-4o-mini');
+      // 30 x 15 + 8 x 60 = 930 µcr at list price.
+      expect(chatCost(chat, { inputTokens: 30, outputTokens: 8 })).to.equal(930);
+      expect(chatCost(atKeyFee(chat, 1000), { inputTokens: 30, outputTokens: 8 })).to.equal(93);
+      expect(chatCost(atKeyFee(chat, 250), { inputTokens: 30, outputTokens: 8 })).to.equal(24); // 23.25 rounds up
+      expect(chatCost(atKeyFee(chat, 0), { inputTokens: 30, outputTokens: 8 })).to.equal(0);
+      expect(chatCost(atKeyFee(chat, 10_000), { inputTokens: 30, outputTokens: 8 })).to.equal(930);
+      expect(estimateChatReservation(atKeyFee(chat, 1000), { promptTokens: 30, maxTokens: 8 })).to.equal(93);
+      expect(imageCost(atKeyFee(model('dall-e-3'), 500), { quality: 'hd', size: '1792x1024', n: 1 })).to.equal(600_000);
+      for (const slug of ['sim-video', 'sim-music', 'sim-tts', 'sim-transcribe']) {
+        const record = model(slug);
+        const full = record.modality === 'video' ? videoCost(record, { seconds: 3, n: 2 })
+          : record.modality === 'music' ? musicCost(record, { seconds: 7 })
+            : record.modality === 'speech' ? speechCost(record, { characters: 1234, seconds: 3 })
+              : transcriptionCost(record, { seconds: 12.5 });
+        const half = record.modality === 'video' ? videoCost(atKeyFee(record, 5000), { seconds: 3, n: 2 })
+          : record.modality === 'music' ? musicCost(atKeyFee(record, 5000), { seconds: 7 })
+            : record.modality === 'speech' ? speechCost(atKeyFee(record, 5000), { characters: 1234, seconds: 3 })
+              : transcriptionCost(atKeyFee(record, 5000), { seconds: 12.5 });
+        expect(full, slug).to.be.greaterThan(1);
+        expect(half, slug).to.be.within(Math.floor(full / 2), Math.ceil(full / 2) + 1);
+      }
     });
   });
 });

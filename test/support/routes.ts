@@ -38,6 +38,10 @@ export const ROUTES: RouteCase[] = [
   { method: 'GET', route: '/v1/fallback-chains', permission: 'settings.read' },
   { method: 'PUT', route: '/v1/fallback-chains/:model', permission: 'settings.manage', body: async () => ({ json: { chain: ['sim-chat-mini'] } }) },
   { method: 'DELETE', route: '/v1/fallback-chains/:model', permission: 'settings.manage' },
+  // Without a BYOK key ring (the test gateways here have none) the three below answer 403 `byok_not_configured`.
+  { method: 'GET', route: '/v1/provider-keys', permission: 'provider_keys.manage' },
+  { method: 'POST', route: '/v1/provider-keys', permission: 'provider_keys.manage', body: async () => ({ json: { provider: 'openai', key: 'sk-role-check-0000' } }) },
+  { method: 'DELETE', route: '/v1/provider-keys/:provider', permission: 'provider_keys.manage' },
   {
     method: 'POST', route: '/v1/files', permission: 'files.write',
     body: async () => ({ form: [{ name: 'purpose', value: 'assistants' }, { name: 'file', filename: 'notes.txt', contentType: 'text/plain', data: Buffer.from('notes') }] }),

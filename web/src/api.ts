@@ -3,7 +3,7 @@
  * session cookie rides along (same origin); errors arrive in OpenAI's shape and become ApiError.
  */
 import type {
-  ApiKey, AuditEntry, AutoTopUp, Balance, BudgetAlert, CostPage, CreatedKey, FallbackChain, Invite, KeyPreset, LedgerEntry, List, Me, Model, Payment,
+  ApiKey, AuditEntry, ProviderKey, AutoTopUp, Balance, BudgetAlert, CostPage, CreatedKey, FallbackChain, Invite, KeyPreset, LedgerEntry, List, Me, Model, Payment,
   RequestLogPage, RequestOutcome, UsagePage, User,
 } from './types';
 
@@ -78,6 +78,9 @@ export const api = {
   createBudgetAlert: (b: { threshold_type: string; threshold: number; channels: BudgetAlert['channels'] }) => post<BudgetAlert>('/v1/budget/alerts', b),
   deleteBudgetAlert: (id: string) => del(`/v1/budget/alerts/${id}`),
   fallbackChains: () => get<List<FallbackChain>>('/v1/fallback-chains'),
+  providerKeys: () => get<List<ProviderKey> & { providers: string[]; fee_percent: number }>('/v1/provider-keys'),
+  addProviderKey: (b: { provider: string; key: string }) => post<ProviderKey & { key: string }>('/v1/provider-keys', b),
+  removeProviderKey: (provider: string) => del(`/v1/provider-keys/${encodeURIComponent(provider)}`),
   setFallbackChain: (model: string, chain: string[]) => request('PUT', `/v1/fallback-chains/${encodeURIComponent(model)}`, { chain }),
   deleteFallbackChain: (model: string) => del(`/v1/fallback-chains/${encodeURIComponent(model)}`),
   models: () => get<List<Model>>('/v1/models'),

@@ -4,6 +4,8 @@ import { request } from './api';
 export interface Receipt {
   requestId: string; status: string; endpoint: string; modelRequested: string; modelUsed: string | null; fallbackDepth: number; deployment?: string | null;
   inputTokens: number; outputTokens: number; units: Record<string, number> | null; latencyMs: number | null; credits: number;
+  /** Whose provider key served: the workspace's own ("your key") or the platform's. */
+  keySource?: 'platform' | 'workspace';
   ledger: Array<{ kind: string; amountMicro: number; model: string | null }>;
 }
 export interface ChatMessage {

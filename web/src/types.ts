@@ -179,6 +179,8 @@ export interface RequestLogEntry {
   output_tokens: number;
   credits: number;
   latency_ms: number | null;
+  /** Whose provider key served: the workspace's own (BYOK, charged the fee) or the platform's. */
+  key_source?: 'platform' | 'workspace';
 }
 
 export interface RequestLogPage {
@@ -197,4 +199,9 @@ export interface RequestOutcome {
   fallback_hops: Array<{ model: string; outcome: string }> | null;
   credits_used: number | null;
   error: { message: string; type: string; code: string | null } | null;
+}
+
+/** A workspace's own provider key (BYOK): only its last four characters are ever shown after it was added. */
+export interface ProviderKey {
+  object: 'provider_key'; id: string; provider: string; last_four: string; created_by: string | null; created_at: number;
 }

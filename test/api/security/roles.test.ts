@@ -37,8 +37,8 @@ describe('security: roles on every route', function () {
         const label = `${role} ${route.method} ${route.route} -> ${res.status} ${JSON.stringify(body?.error ?? null)}`;
         if (can(role, route.permission)) {
           // Let through: whatever the route answers (a missing id is a 404; a purchase without a payment
-          // processor, 403 `payments_not_configured`), it is not the guard's 403.
-          if ((res.status === 403 && body?.error?.code !== 'payments_not_configured') || res.status >= 500) failures.push(label);
+          // processor, 403 `payments_not_configured`; provider keys without a BYOK key ring, 403 `byok_not_configured`), it is not the guard's 403.
+          if ((res.status === 403 && !['payments_not_configured', 'byok_not_configured'].includes(body?.error?.code ?? '')) || res.status >= 500) failures.push(label);
           if (route.permission === 'models.use' && res.status !== 200) failures.push(label);
         } else {
           // Anthropic's error shape has no code: the type and the message say it.

@@ -15,6 +15,16 @@ export class PlaygroundPage {
     return this.page.url().split('/').pop() as string;
   }
 
+  /** Chooses the chat's model in its "Model and parameters" panel (opened if closed); resolves once it is saved. */
+  async chooseModel(model: string): Promise<void> {
+    const panel = this.page.locator('details.settings');
+    if (!(await panel.evaluate((d: any) => d.open))) await panel.locator('summary').click();
+    const saved = this.page.waitForResponse((res) => res.request().method() === 'PATCH' && res.url().includes('/api/playground/') && res.ok());
+    // The picker's label wraps its select, so the select's name carries the chosen option too: found by its label's text.
+    await panel.locator('label.field', { has: this.page.locator('span', { hasText: /^Model$/ }) }).locator('select').selectOption(model);
+    await saved;
+  }
+
   /** Sends a message and waits until its reply is on the page (running or done). */
   async send(text: string): Promise<void> {
     const replies = this.page.locator('article.assistant');

@@ -199,3 +199,48 @@ export class FallbackChainsPage {
     return (await table.count()) ? table.locator('tbody tr td:first-child').allTextContents() : [];
   }
 }
+
+export class ProviderKeysPage {
+  constructor(private readonly page: Page, private readonly base: string) {}
+
+  async open(): Promise<void> {
+    await this.page.goto(`${this.base}/settings/provider-keys`);
+    await this.page.getByRole('heading', { name: 'Provider keys', level: 2 }).waitFor();
+    await this.page.getByRole('form', { name: 'Add a provider key' }).getByLabel('Provider').locator('option', { hasText: 'openai' }).waitFor({ state: 'attached', timeout: 10_000 })
+      .catch(async (err) => { throw new Error(`${err.message}\nPAGE: ${await this.page.locator('main').textContent()}`); });
+  }
+
+  /** Picks the provider, types the key and submits; resolves once the gateway answered (saved or refused). */
+  async add(provider: string, key: string): Promise<void> {
+    const form = this.page.getByRole('form', { name: 'Add a provider key' });
+    await form.getByLabel('Provider').selectOption(provider);
+    await form.getByLabel('API key').fill(key);
+    await form.getByRole('button', { name: 'Test and save key' }).click();
+    await form.getByRole('button', { name: 'Test and save key' }).waitFor();
+  }
+
+  /** The error shown under the form, or the confirmation of a saved key. */
+  async refusal(): Promise<string> {
+    const note = this.page.getByRole('region', { name: 'Add a provider key' }).getByRole('alert');
+    await note.waitFor();
+    return (await note.textContent()) ?? '';
+  }
+
+  async saved(): Promise<string> {
+    const status = this.page.getByRole('region', { name: 'Add a provider key' }).getByRole('status');
+    await status.waitFor();
+    return (await status.textContent()) ?? '';
+  }
+
+  /** The table's rows as [provider, key as shown]. */
+  async keys(): Promise<string[][]> {
+    const table = this.page.getByRole('table', { name: 'Provider keys of this workspace' });
+    if (!(await table.count())) return [];
+    return Promise.all((await table.locator('tbody tr').all()).map(async (row) => (await row.locator('td').allTextContents()).slice(0, 2)));
+  }
+
+  async askRemove(provider: string): Promise<ConfirmDialogPage> {
+    await this.page.getByRole('button', { name: `Remove the ${provider} key` }).click();
+    return new ConfirmDialogPage(this.page);
+  }
+}

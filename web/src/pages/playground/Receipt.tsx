@@ -15,6 +15,7 @@ export function Receipt({ message }: { message: ChatMessage }) {
       <span data-testid="receipt-credits">{credits(r.credits)}</span> credits · {units} · served by <b>{r.modelUsed ?? '—'}</b>
       {r.deployment && <> on deployment <b data-testid="receipt-deployment">{r.deployment}</b></>}
       {r.fallbackDepth > 0 && <> (fell back from {r.modelRequested}, {r.fallbackDepth} hop{r.fallbackDepth > 1 ? 's' : ''})</>}
+      {r.keySource === 'workspace' && <> · <span data-testid="receipt-key-source">your key</span></>}
       {r.latencyMs !== null && <> · {r.latencyMs} ms</>}
       {' '}<button type="button" className="link" onClick={() => setOpen(!open)} aria-expanded={open}>Timeline</button>
       {open && (

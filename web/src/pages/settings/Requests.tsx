@@ -95,7 +95,7 @@ function RequestRow({ row: r }: { row: RequestLogEntry }) {
         <td>{who}</td>
         <td>{r.status === 'succeeded' ? 'succeeded' : <span className="error">{r.status}{r.error_code ? ` (${r.error_code})` : ''}</span>}</td>
         <td>{r.input_tokens} in · {r.output_tokens} out</td>
-        <td>{credits(r.credits)}</td>
+        <td>{credits(r.credits)}{r.key_source === 'workspace' && <span className="muted"> · your key</span>}</td>
         <td>{r.latency_ms === null ? '—' : `${r.latency_ms} ms`}</td>
         <td className="actions"><button type="button" className="small secondary" aria-expanded={open} aria-label={`Details of ${r.id}`} onClick={() => setOpen(!open)}>Details</button></td>
       </tr>

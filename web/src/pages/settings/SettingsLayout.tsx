@@ -15,6 +15,7 @@ export const SETTINGS_PAGES: Array<{ path: string; label: string; permission: st
   { path: '/settings/alerts', label: 'Budget alerts', permission: 'budget_alerts.manage' },
   { path: '/settings/fallbacks', label: 'Fallback chains', permission: 'members.read' },
   { path: '/settings/models', label: 'Models', permission: 'members.read' },
+  { path: '/settings/provider-keys', label: 'Provider keys', permission: 'provider_keys.manage' },
 ];
 
 export function SettingsLayout({ children, wide }: { children: ReactNode; wide?: boolean }) {
