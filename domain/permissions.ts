@@ -24,7 +24,7 @@ export const PERMISSIONS = {
   'files.read': { area: 'playground', allows: 'list, read and download files' },
   'files.write': { area: 'playground', allows: 'upload and delete files' },
   'jobs.read': { area: 'playground', allows: 'poll video generation jobs, batches and request outcomes' },
-  'batches.write': { area: 'playground', allows: 'create and cancel batches (their lines spend credits)', deniedCode: 'role_cannot_use_models' },
+  'batches.write': { area: 'playground', allows: 'create and cancel batches (their lines spend credits)' },
   'api_keys.read': { area: 'api_keys', allows: 'see API keys (a developer sees their own)' },
   'api_keys.create': { area: 'api_keys', allows: 'create and revoke their own API keys' },
   'api_keys.manage_all': { area: 'api_keys', allows: "see and revoke everyone's API keys" },

@@ -62,7 +62,7 @@ export async function toMessageBatch(deps: AppDeps, ctx: GatewayContext, batch: 
     expires_at: rfc3339(batch.expiresAt)!,
     archived_at: null,
     cancel_initiated_at: rfc3339(batch.cancellingAt),
-    results_url: ended ? `${ctx.origin}/v1/messages/batches/${batch.id}/results` : null,
+    results_url: ended ? `${ctx.protocol}://${ctx.host}/v1/messages/batches/${batch.id}/results` : null,
   };
 }
 
