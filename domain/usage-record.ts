@@ -27,6 +27,9 @@ export interface UsageRecord {
   deployment?: string | null;
   /** Whose provider key served: the platform's (absent) or the workspace's own (charged the BYOK fee). */
   keySource?: KeySource;
+  /** The batch a line of which this request was (domain/batches.ts), and that line's `custom_id`. */
+  batchId?: string | null;
+  batchCustomId?: string | null;
 }
 
 export type KeySource = 'platform' | 'workspace';
@@ -35,7 +38,7 @@ export type KeySource = 'platform' | 'workspace';
 const FIELDS: { [K in keyof Required<UsageRecord>]: true } = {
   requestId: true, workspaceId: true, apiKeyId: true, endpoint: true, modelRequested: true, modelUsed: true,
   fallbackDepth: true, status: true, inputTokens: true, outputTokens: true, units: true, clientRequestId: true,
-  errorCode: true, latencyMs: true, userId: true, deployment: true, keySource: true,
+  errorCode: true, latencyMs: true, userId: true, deployment: true, keySource: true, batchId: true, batchCustomId: true,
 };
 
 export const USAGE_RECORD_FIELDS = Object.keys(FIELDS) as (keyof UsageRecord)[];
