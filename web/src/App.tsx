@@ -16,6 +16,7 @@ import { BudgetAlerts } from './pages/settings/BudgetAlerts';
 import { FallbackChains } from './pages/settings/FallbackChains';
 import { Models } from './pages/settings/Models';
 import { Requests } from './pages/settings/Requests';
+import { Batches } from './pages/settings/Batches';
 import { Playground } from './pages/playground/Playground';
 
 const PUBLIC: Record<string, ComponentType> = {
@@ -24,7 +25,7 @@ const PUBLIC: Record<string, ComponentType> = {
 
 const SETTINGS: Record<string, ComponentType> = {
   '/settings/members': Members, '/settings/keys': Keys, '/settings/billing': Billing,
-  '/settings/requests': Requests, '/settings/alerts': BudgetAlerts, '/settings/fallbacks': FallbackChains, '/settings/models': Models,
+  '/settings/requests': Requests, '/settings/batches': Batches, '/settings/alerts': BudgetAlerts, '/settings/fallbacks': FallbackChains, '/settings/models': Models,
 };
 
 function Redirect({ to }: { to: string }) {
