@@ -16,6 +16,7 @@ import { createVideoActivities } from './videos';
 import { createHoldActivities } from './holds';
 import { createPlaygroundActivities } from './playground';
 import { createPaymentActivities } from './payments';
+import { createBatchActivities } from './batches';
 import { beginPlainHop, type ServeHopInput, type ServeHopResult } from './requests';
 import { beginChatStreamHop, type StreamChatInput, type StreamChatOutcome, type StreamWatch } from './stream-chat';
 import type { FirstHop, FirstHops } from './first-hop';
@@ -32,6 +33,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createHoldActivities(deps),
     ...createPlaygroundActivities(deps),
     ...createPaymentActivities(deps),
+    ...createBatchActivities(deps),
   }, deps.observer);
 }
 

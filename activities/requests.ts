@@ -10,7 +10,7 @@ import { eligibleModel } from '../domain/model-eligibility';
 import { failRequest, findSettledHop, type SettledHop, type UsageRecord } from '../domain/request-accounting';
 import { refund, reserve } from '../domain/ledger';
 import type { ActivityDeps } from './deps';
-import { chatCost } from '../catalog/pricing';
+import { batchCharge, chatCost } from '../catalog/pricing';
 import { handlerFor } from '../endpoints';
 import { settleAndSignal } from './budget-signal';
 import type { CallOutcome, Endpoint } from '../endpoints/types';
@@ -38,6 +38,8 @@ export interface CallInput {
   simulate?: SimulationDirective;
   /** Absent in runs started before it was passed; handlers that need it refuse then. */
   workspaceId?: string;
+  /** A line of a batch: charged at the model's batch price (catalog/pricing.ts `batchCharge`). */
+  batch?: boolean;
 }
 
 export interface CallResult extends Omit<CallOutcome, 'response'> {
@@ -100,7 +102,7 @@ export async function callModel(deps: ActivityDeps, input: CallInput, opts: { at
     providers: deps.providers, storage: deps.storage, catalog: deps.catalog, workspaceId: input.workspaceId, db: deps.db,
   });
   const response = await storePayload(deps.storage, `results/${input.requestId}.json`, outcome.response);
-  return { ...outcome, response };
+  return { ...outcome, chargeMicro: input.batch ? batchCharge(record, outcome.chargeMicro) : outcome.chargeMicro, response };
 }
 
 /** The usage record of a hop that served, from its settlement's fixed fields and what the call used. */

@@ -46,6 +46,8 @@ import { moderationsRouter } from './moderations/routes';
 import { admissionMiddleware } from './http/admission';
 import { metricsMiddleware, metricsRouter } from './http/metrics';
 import { tracingMiddleware } from './http/tracing';
+import { batchesRouter } from './batches/routes';
+import { messageBatchesRouter } from './messages/batches';
 
 export function createApp(deps: AppDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>({ proxy: deps.config.trustProxy });
@@ -119,6 +121,7 @@ export function v1Routers(deps: AppDeps): { resources: Router<GatewayState>[]; m
     resources: [
       modelsRouter(deps), pingRouter(deps), fallbackChainsRouter(deps), filesRouter(deps), videoJobsRouter(deps), requestsRouter(deps),
       storedResponsesRouter(deps), openAIVideoJobsRouter(deps), billingRouter(deps), budgetAlertsRouter(deps), countTokensRouter(deps),
+      batchesRouter(deps), messageBatchesRouter(deps),
     ],
     modelEndpoints: [
       chatRouter(deps), responsesRouter(deps), messagesRouter(deps), completionsRouter(deps), embeddingsRouter(deps), moderationsRouter(deps), imagesRouter(deps),

@@ -183,6 +183,19 @@ export function musicCost(record: ModelRecord, params: { seconds: number; n?: nu
   return toSafe((track + seconds) * count(params.n ?? 1, 'n'));
 }
 
+// ---------------------------------------------------------------- batches
+
+/**
+ * A charge made as a line of a batch: the model's `batchDiscount` taken off (exactly, to the millionth),
+ * rounded up once as every charge is. A model without one charges its list price in batches too.
+ */
+export function batchCharge(record: ModelRecord, chargeMicro: number): number {
+  const discount = record.pricing.batchDiscount;
+  if (!discount) return chargeMicro;
+  const kept = MICRO - creditsToMicro(discount);
+  return toSafe(ceilDiv(count(chargeMicro, 'chargeMicro') * kept, MICRO));
+}
+
 // ---------------------------------------------------------------- helpers
 
 /** Durations are billed to the millisecond (after rounding away float noise below a microsecond). */

@@ -54,6 +54,8 @@ export interface ModelPricing {
   perMCharacters?: number;
   /** Per generated music track (plus perSecond where both are set). */
   perTrack?: number;
+  /** Fraction taken off every charge of a line of a batch at this model (0.5: half price); none without it. */
+  batchDiscount?: number;
 }
 
 /**

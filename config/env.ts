@@ -111,6 +111,12 @@ export interface GatewayConfig {
   /** The hold sweeper: seconds between sweeps, and the age below which a hold is left to its run. */
   holdSweep: { everySeconds: number; minAgeSeconds: number };
   /**
+   * Batches: lines of one batch in flight at once (BATCH_CONCURRENCY), lines of all a workspace's batches in
+   * flight at once (BATCH_WORKSPACE_CONCURRENCY), and lines a batch's run starts before it continues as new
+   * (BATCH_LINES_PER_RUN: bounds its history). Set when a batch starts; a running batch keeps its own.
+   */
+  batches: { concurrency: number; workspaceConcurrency: number; linesPerRun: number };
+  /**
    * Admission control: model requests one API process serves at once; beyond it a 503 with Retry-After
    * (0: unbounded). See bench/results/HISTORY.md for how the default was chosen.
    */
@@ -234,6 +240,9 @@ const schema = {
     GATEWAY_HOLD_SWEEP_SECONDS: { type: 'string', pattern: '^[1-9][0-9]*$' },
     GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS: { type: 'string', pattern: '^[0-9]+$' },
     GATEWAY_MAX_IN_FLIGHT: { type: 'string', pattern: '^[0-9]+$' },
+    BATCH_CONCURRENCY: { type: 'string', pattern: '^[1-9][0-9]{0,3}$' },
+    BATCH_WORKSPACE_CONCURRENCY: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' },
+    BATCH_LINES_PER_RUN: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' },
     METRICS_ENABLED: { enum: ['true', 'false', '1', '0'] },
     TEMPORAL_METRICS_ADDRESS: { type: 'string', pattern: '^[^\\s:]+:[0-9]{1,5}$' },
     WORKER_METRICS_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
@@ -354,6 +363,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     captchaMaxCounter: Number(present.CAPTCHA_MAX_COUNTER ?? 3000),
     webDir: `${repoRoot}/web/dist`,
     outcomeWaitSeconds: Number(present.GATEWAY_OUTCOME_WAIT_SECONDS ?? 60),
+    batches: {
+      concurrency: Number(present.BATCH_CONCURRENCY ?? 16),
+      workspaceConcurrency: Number(present.BATCH_WORKSPACE_CONCURRENCY ?? 64),
+      linesPerRun: Number(present.BATCH_LINES_PER_RUN ?? 500),
+    },
     holdSweep: {
       everySeconds: Number(present.GATEWAY_HOLD_SWEEP_SECONDS ?? 300),
       minAgeSeconds: Number(present.GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS ?? 60),

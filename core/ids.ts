@@ -14,7 +14,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdPrefix = 'ws' | 'key' | 'file' | 'vgen' | 'alert' | 'mgen' | 'user' | 'sess' | 'invite' | 'chat' | 'msg' | 'proj' | 'pgf' | 'pay';
+export type IdPrefix = 'ws' | 'key' | 'file' | 'vgen' | 'alert' | 'mgen' | 'user' | 'sess' | 'invite' | 'chat' | 'msg' | 'proj' | 'pgf' | 'pay' | 'batch' | 'msgbatch';
 
 /** Resource ids: `ws_…`, `key_…`, `file_…`, `vgen_…`, `alert_…`. */
 export function newId(prefix: IdPrefix): string {

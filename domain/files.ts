@@ -10,8 +10,11 @@ import { audit } from './audit';
 import { exactCreatedAt, keysetPage } from './pagination';
 import { NotFoundError, PayloadTooLargeError } from '../core/errors';
 
+/** Purposes a client uploads with. */
 export const FILE_PURPOSES = ['assistants', 'vision', 'user_data', 'batch'] as const;
-export type FilePurpose = (typeof FILE_PURPOSES)[number];
+/** Every purpose a file may have: the uploadable ones, and a batch's output and error files (written by the gateway). */
+export const STORED_FILE_PURPOSES = [...FILE_PURPOSES, 'batch_output'] as const;
+export type FilePurpose = (typeof STORED_FILE_PURPOSES)[number];
 
 export const DEFAULT_STORAGE_LIMIT_BYTES = 1024 ** 3;
 
@@ -43,8 +46,13 @@ export function fileStorageKey(workspaceId: string, fileId: string): string {
   return `files/${workspaceId}/${fileId}`;
 }
 
+/** Whether a client may upload with this purpose. */
 export function isFilePurpose(value: unknown): value is FilePurpose {
   return typeof value === 'string' && (FILE_PURPOSES as readonly string[]).includes(value);
+}
+
+export function isStoredFilePurpose(value: unknown): value is FilePurpose {
+  return typeof value === 'string' && (STORED_FILE_PURPOSES as readonly string[]).includes(value);
 }
 
 export function toFileObject(file: FileRecord): FileObject {
@@ -120,6 +128,8 @@ export interface NewFile {
   storageKey: string;
   sha256: string;
   createdByKeyId: string | null;
+  /** Recorded even past the storage limit (a batch's results, already paid for); it counts all the same. */
+  pastLimit?: boolean;
 }
 
 /**
@@ -132,7 +142,7 @@ export async function commitFile(db: Knex, file: NewFile & { actor: string }, wi
   return db.transaction(async (trx) => {
     await trx.raw('select id from workspaces where id = ? for update', [file.workspaceId]);
     const usage = await storageUsage(trx, file.workspaceId);
-    if (usage.usedBytes + file.bytes > usage.limitBytes) throw storageLimitExceeded(usage, file.bytes);
+    if (!file.pastLimit && usage.usedBytes + file.bytes > usage.limitBytes) throw storageLimitExceeded(usage, file.bytes);
     if (withinTransaction) await withinTransaction(trx);
     const [row] = await trx('files').insert({
       id: file.id, workspace_id: file.workspaceId, filename: file.filename, purpose: file.purpose, bytes: file.bytes,

@@ -23,7 +23,8 @@ export const PERMISSIONS = {
   'playground.use': { area: 'playground', allows: 'chat and generate in the Playground (spends credits)', deniedCode: 'role_cannot_use_models' },
   'files.read': { area: 'playground', allows: 'list, read and download files' },
   'files.write': { area: 'playground', allows: 'upload and delete files' },
-  'jobs.read': { area: 'playground', allows: 'poll video generation jobs and request outcomes' },
+  'jobs.read': { area: 'playground', allows: 'poll video generation jobs, batches and request outcomes' },
+  'batches.write': { area: 'playground', allows: 'create and cancel batches (their lines spend credits)', deniedCode: 'role_cannot_use_models' },
   'api_keys.read': { area: 'api_keys', allows: 'see API keys (a developer sees their own)' },
   'api_keys.create': { area: 'api_keys', allows: 'create and revoke their own API keys' },
   'api_keys.manage_all': { area: 'api_keys', allows: "see and revoke everyone's API keys" },
@@ -48,10 +49,10 @@ const READ_ONLY: readonly Permission[] = ['models.read', 'files.read', 'jobs.rea
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   owner: Object.keys(PERMISSIONS) as Permission[],
   admin: [
-    ...READ_ONLY, 'models.use', 'playground.use', 'files.write', 'api_keys.read', 'api_keys.create', 'api_keys.manage_all',
+    ...READ_ONLY, 'models.use', 'playground.use', 'batches.write', 'files.write', 'api_keys.read', 'api_keys.create', 'api_keys.manage_all',
     'admin_keys.manage', 'budget_alerts.manage', 'usage.read', 'requests.read', 'members.manage', 'settings.manage', 'workspace.manage',
   ],
-  developer: [...READ_ONLY, 'models.use', 'playground.use', 'files.write', 'api_keys.read', 'api_keys.create', 'requests.read'],
+  developer: [...READ_ONLY, 'models.use', 'playground.use', 'batches.write', 'files.write', 'api_keys.read', 'api_keys.create', 'requests.read'],
   billing: [...READ_ONLY, 'billing.read', 'billing.manage', 'budget_alerts.manage', 'usage.read', 'requests.read'],
   viewer: READ_ONLY,
 };

@@ -23,13 +23,16 @@ export interface UsageRecord {
   latencyMs?: number | null;
   /** The member who made the request in the Playground (no key); API requests are their key's. */
   userId?: string | null;
+  /** The batch a line of which this request was (domain/batches.ts), and that line's `custom_id`. */
+  batchId?: string | null;
+  batchCustomId?: string | null;
 }
 
 /** Every field, each once (a field added to or renamed in UsageRecord fails to compile until listed here). */
 const FIELDS: { [K in keyof Required<UsageRecord>]: true } = {
   requestId: true, workspaceId: true, apiKeyId: true, endpoint: true, modelRequested: true, modelUsed: true,
   fallbackDepth: true, status: true, inputTokens: true, outputTokens: true, units: true, clientRequestId: true,
-  errorCode: true, latencyMs: true, userId: true,
+  errorCode: true, latencyMs: true, userId: true, batchId: true, batchCustomId: true,
 };
 
 export const USAGE_RECORD_FIELDS = Object.keys(FIELDS) as (keyof UsageRecord)[];

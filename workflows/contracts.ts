@@ -19,6 +19,11 @@ export const GATEWAY_SEARCH_ATTRIBUTES: readonly KeywordAttribute[] = [RequestId
 
 /** Workflow ids. */
 export const requestWorkflowId = (requestId: string): string => `req-${requestId}`;
+/** A batch's run, and the run of its line `index` (its holds are `<line run id>:<depth>`, as a request's). */
+export const batchWorkflowId = (batchId: string): string => `batch-${batchId}`;
+export const batchLineWorkflowId = (batchId: string, index: number): string => `batch-${batchId}-line-${index}`;
+/** Signalled when a batch is asked to stop (its status is `cancelling` in the database first). */
+export const BATCH_CANCEL_SIGNAL = 'batchCancel';
 export const pingWorkflowId = (requestId: string): string => `ping-${requestId}`;
 /** Prefix of the workflow id an Idempotency-Key names (the rest is derived from workspace, scope and key). */
 export const IDEMPOTENT_REQUEST_PREFIX = 'idem';

@@ -14,6 +14,7 @@ export function usageBase(input: ModelRequestInput) {
   return {
     requestId: input.requestId, workspaceId: input.workspaceId, apiKeyId: input.apiKeyId, endpoint: input.endpoint,
     modelRequested: input.chain[0], clientRequestId: input.clientRequestId ?? null, userId: input.userId ?? null,
+    ...(input.batch ? { batchId: input.batch.batchId, batchCustomId: input.batch.customId } : {}),
   };
 }
 
@@ -30,7 +31,7 @@ export function hopTicket(input: ModelRequestInput, depth: number, startedAt: nu
 export function plainHopInput(input: ModelRequestInput, depth: number, ticket: HopTicket): ServeHopInput {
   return {
     endpoint: input.endpoint, model: input.chain[depth], body: input.body, requestId: input.requestId, created: input.created,
-    simulate: input.simulate, workspaceId: input.workspaceId, ...ticket,
+    simulate: input.simulate, workspaceId: input.workspaceId, ...(input.batch ? { batch: true } : {}), ...ticket,
   };
 }
 

@@ -9,3 +9,4 @@ export { imageStreamWorkflow } from './image-stream';
 export { videoGenerationWorkflow } from './video-generation';
 export { holdSweeperWorkflow } from './hold-sweeper';
 export { autoTopUpWorkflow } from './auto-topup';
+export { batchWorkflow, batchLineWorkflow } from './batch';

@@ -72,6 +72,8 @@ export interface ModelRequestInput {
   activityMode?: ActivityMode;
   /** The member who asked in the Playground (no key), kept on the usage record. */
   userId?: string | null;
+  /** A line of a batch (workflows/batch.ts): its usage record names both, and it is priced at the batch rate. */
+  batch?: { batchId: string; customId: string };
 }
 
 export interface HopRecord {

@@ -6,7 +6,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import { InvalidRequestError } from '../../core/errors';
 import { contentDisposition } from '../../core/filenames';
-import { deleteFile, FILE_PURPOSES, fileNotFound, getFile, isFilePurpose, listFiles, storageUsage, toFileObject, type ListFilesQuery } from '../../domain/files';
+import { deleteFile, fileNotFound, getFile, isStoredFilePurpose, STORED_FILE_PURPOSES, listFiles, storageUsage, toFileObject, type ListFilesQuery } from '../../domain/files';
 import type { AppDeps, GatewayState } from '../http/context';
 import { createFile } from './create';
 import { requirePermission } from '../http/permissions';
@@ -90,8 +90,8 @@ function parseListQuery(query: Record<string, string | string[] | undefined>): L
   const order = single('order') ?? 'desc';
   if (order !== 'asc' && order !== 'desc') throw new InvalidRequestError("Invalid 'order': expected 'asc' or 'desc'.", { param: 'order', code: 'invalid_value' });
   const purpose = single('purpose');
-  if (purpose !== undefined && !isFilePurpose(purpose)) {
-    throw new InvalidRequestError(`Invalid 'purpose': expected one of ${FILE_PURPOSES.join(', ')}.`, { param: 'purpose', code: 'invalid_value' });
+  if (purpose !== undefined && !isStoredFilePurpose(purpose)) {
+    throw new InvalidRequestError(`Invalid 'purpose': expected one of ${STORED_FILE_PURPOSES.join(', ')}.`, { param: 'purpose', code: 'invalid_value' });
   }
   const after = single('after');
   return { limit, order, ...(purpose ? { purpose } : {}), ...(after ? { after } : {}) };

@@ -47,7 +47,7 @@ export interface AuthContext {
 }
 
 /** Routes a signed-in person may call with the session cookie (the rest need an API key). */
-const SESSION_ROUTES = /^\/v1\/(organization|billing|budget|fallback-chains|models)(\/|$)/;
+const SESSION_ROUTES = /^\/v1\/(organization|billing|budget|fallback-chains|models|batches|files)(\/|$)/;
 
 export interface AuthOptions {
   /** The per-IP net, counted here (api/http/ip-limit.ts): its refusal is the answer, whatever the authentication found. */

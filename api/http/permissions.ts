@@ -25,7 +25,7 @@ export function requirePermission(permission: Permission): Koa.Middleware<Gatewa
 }
 
 /** Permissions that spend the workspace's credits: refused, whatever the role, while the workspace is not active. */
-const SPENDING: ReadonlySet<Permission> = new Set(['models.use', 'playground.use']);
+const SPENDING: ReadonlySet<Permission> = new Set(['models.use', 'playground.use', 'batches.write']);
 
 function refusalOf(auth: GatewayState['auth'], permission: Permission): PermissionDeniedError | null {
   if (!can(auth.role, permission)) return permissionDenied(auth.role, permission);

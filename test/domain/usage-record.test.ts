@@ -27,7 +27,7 @@ describe('usage record crossing into the database', function () {
     const usage: Required<UsageRecord> = {
       requestId, workspaceId: ws, apiKeyId: key.id, endpoint: 'chat.completions', modelRequested: 'sim-chat', modelUsed: 'sim-chat-2',
       fallbackDepth: 1, status: 'succeeded', inputTokens: 11, outputTokens: 7, units: { images: 2 }, clientRequestId: 'client-1',
-      errorCode: 'none', latencyMs: 42, userId: 'user_usage_shape',
+      errorCode: 'none', latencyMs: 42, userId: 'user_usage_shape', batchId: 'batch_usage_shape', batchCustomId: 'line-1',
     };
     await reserve(db, { reservationId: `${requestId}:1`, workspaceId: ws, apiKeyId: key.id, amountMicro: 1_000_000, requestId });
     await settle(db, { reservationId: `${requestId}:1`, chargeMicro: 1_500, model: 'sim-chat-2', usage });
@@ -36,7 +36,7 @@ describe('usage record crossing into the database', function () {
       requestId: row.request_id, workspaceId: row.workspace_id, apiKeyId: row.api_key_id, endpoint: row.endpoint,
       modelRequested: row.model_requested, modelUsed: row.model_used, fallbackDepth: row.fallback_depth, status: row.status,
       inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens), units: row.units, clientRequestId: row.client_request_id,
-      errorCode: row.error_code, latencyMs: row.latency_ms, userId: row.user_id,
+      errorCode: row.error_code, latencyMs: row.latency_ms, userId: row.user_id, batchId: row.batch_id, batchCustomId: row.batch_custom_id,
     }).to.deep.equal(usage);
     expect(Number(row.credits_micro)).to.equal(1_500);
   });

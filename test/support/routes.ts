@@ -52,6 +52,18 @@ export const ROUTES: RouteCase[] = [
   { method: 'GET', route: '/v1/videos/:videoId', permission: 'jobs.read' },
   { method: 'GET', route: '/v1/videos/:videoId/content', permission: 'jobs.read' },
   { method: 'DELETE', route: '/v1/videos/:videoId', permission: 'files.write' },
+  { method: 'POST', route: '/v1/batches', permission: 'batches.write', body: async () => ({ json: { input_file_id: 'file_missing', endpoint: '/v1/chat/completions', completion_window: '24h' } }) },
+  { method: 'GET', route: '/v1/batches', permission: 'jobs.read', cursors: ['after'] },
+  { method: 'GET', route: '/v1/batches/:batchId', permission: 'jobs.read' },
+  { method: 'POST', route: '/v1/batches/:batchId/cancel', permission: 'batches.write' },
+  {
+    method: 'POST', route: '/v1/messages/batches', permission: 'batches.write', anthropicErrors: true,
+    body: async () => ({ json: { requests: [{ custom_id: 'one', params: { model: 'sim-chat', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] } }] } }),
+  },
+  { method: 'GET', route: '/v1/messages/batches', permission: 'jobs.read', anthropicErrors: true, cursors: ['after_id', 'before_id'] },
+  { method: 'GET', route: '/v1/messages/batches/:batchId', permission: 'jobs.read', anthropicErrors: true },
+  { method: 'POST', route: '/v1/messages/batches/:batchId/cancel', permission: 'batches.write', anthropicErrors: true },
+  { method: 'GET', route: '/v1/messages/batches/:batchId/results', permission: 'jobs.read', anthropicErrors: true },
   { method: 'GET', route: '/v1/billing/balance', permission: 'billing.read' },
   { method: 'GET', route: '/v1/billing/ledger', permission: 'billing.read' },
   { method: 'GET', route: '/v1/responses/:responseId', permission: 'files.read' },
@@ -101,7 +113,7 @@ export const ROUTES: RouteCase[] = [
 
 /** Fills the route's path parameters (every one with `id`, or a harmless default). */
 export function pathOf(route: RouteCase, id?: string): string {
-  const defaults: Record<string, string> = { slug: 'sim-chat', model: 'sim-chat', fileId: 'file_missing', jobId: 'vgen_missing', alertId: 'alert_missing', responseId: 'resp_missing', id: 'req_missing', videoId: 'video_missing' };
+  const defaults: Record<string, string> = { slug: 'sim-chat', model: 'sim-chat', fileId: 'file_missing', jobId: 'vgen_missing', alertId: 'alert_missing', responseId: 'resp_missing', id: 'req_missing', videoId: 'video_missing', batchId: 'batch_missing' };
   return route.route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(id ?? defaults[name]));
 }
 
