@@ -19,7 +19,7 @@ export function Batches() {
   const can = useCan();
   return (
     <>
-      {can('models.use') && can('files.write') && <CreateBatch />}
+      {can('batches.write') && can('files.write') && <CreateBatch />}
       <BatchList />
     </>
   );
@@ -114,7 +114,7 @@ function BatchItem({ batch: b }: { batch: Batch }) {
       <div className="row wrap">
         {b.output_file_id && <a className="button-link" href={api.fileContentUrl(b.output_file_id)} download={`${b.id}-output.jsonl`}>Download output</a>}
         {b.error_file_id && <a className="button-link" href={api.fileContentUrl(b.error_file_id)} download={`${b.id}-errors.jsonl`}>Download errors</a>}
-        {cancellable && can('models.use') && (
+        {cancellable && can('batches.write') && (
           <ConfirmButton className="danger" aria-label={`Cancel ${b.id}`} onConfirm={() => cancel.mutateAsync(b.id)}
             confirm={{ title: `Cancel the batch ${b.id}?`, confirmLabel: 'Cancel batch', children: (
               <p>No new line starts; lines already running finish and are charged, and their results stay downloadable. This cannot be undone.</p>
