@@ -20,7 +20,8 @@ const serious = (v: { impact: string | null }) => v.impact === 'serious' || v.im
 
 describe('web app: batches in Chromium', function () {
   this.timeout(300_000);
-  const suite = browserSuite();
+  // Two lines of a batch at a time: the slow batch is still running when its cancel arrives.
+  const suite = browserSuite({ env: { BATCH_CONCURRENCY: '2' } });
   let gateway: TestGateway;
   let smtp: SmtpSink;
   let owner: Session;
@@ -38,9 +39,9 @@ describe('web app: batches in Chromium', function () {
     expect(await batches.page.getByText('No batch yet.').isVisible()).to.equal(true);
     const before = await balance();
 
-    // Three lines for the simulated chat model, and one whose model fails upstream on every attempt: its own error, not the batch's.
+    // Three lines for the simulated chat model, and one whose model is rate limited upstream on every attempt: its own error, not the batch's.
     const ok = ['greet-1', 'greet-2', 'greet-3'];
-    const jsonl = [...ok.map((id, i) => line(id, 'sim-chat', `Hello number ${i + 1}`)), line('broken-1', 'sim-chat-fail-500', 'never answered')].join('\n');
+    const jsonl = [...ok.map((id, i) => line(id, 'sim-chat', `Hello number ${i + 1}`)), line('throttled-1', 'sim-chat-fail-429', 'never answered')].join('\n');
     const id = await batches.create({ jsonl, filename: 'greetings.jsonl', endpoint: '/v1/chat/completions', description: 'greetings' });
     expect(id).to.match(/^batch_/);
     await batches.waitForStatus(id, 'completed');
@@ -60,7 +61,8 @@ describe('web app: batches in Chromium', function () {
       expect(o.response.body.choices[0].message.content).to.be.a('string').and.not.equal('');
     }
     const errors = (await batches.download(id, 'Download errors')).trim().split('\n').map((l) => JSON.parse(l));
-    expect(errors.map((e) => e.custom_id)).to.deep.equal(['broken-1']);
+    expect(errors.map((e) => e.custom_id)).to.deep.equal(['throttled-1']);
+    expect(errors[0].response.status_code).to.equal(429);
 
     // The uploaded file is offered again for the next batch.
     expect((await batches.inputFileOptions()).some((o) => o.startsWith('greetings.jsonl'))).to.equal(true);
@@ -72,7 +74,7 @@ describe('web app: batches in Chromium', function () {
   it('cancels a running batch through the confirmation dialog at a phone width, in the dark scheme', async () => {
     const batches = new BatchesPage(await suite.newPage({ viewport: { width: 390, height: 844 }, cookie: owner.cookie, colorScheme: 'dark' }), gateway.url);
     await batches.open();
-    // Slow lines (about 1.5 s each upstream): the batch is still running when the cancel arrives.
+    // Slow lines (about 1.5 s each upstream, two at a time): about 30 s of work.
     const jsonl = Array.from({ length: 40 }, (_, i) => line(`slow-${i}`, 'sim-chat-slow', `Slow ${i}`)).join('\n');
     const id = await batches.create({ jsonl, filename: 'slow.jsonl', endpoint: '/v1/chat/completions', description: 'slow lines' });
     await batches.waitForStatus(id, 'in progress');

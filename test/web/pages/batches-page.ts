@@ -43,8 +43,13 @@ export class BatchesPage {
   }
 
   /** Waits (the page refreshes itself while a batch runs; no reload here) until the batch shows `status`. */
-  async waitForStatus(id: string, status: string | RegExp, timeout = 90_000): Promise<void> {
-    await this.item(id).getByTestId('batch-status').filter({ hasText: status }).waitFor({ timeout });
+  async waitForStatus(id: string, status: string | RegExp, timeout = 120_000): Promise<void> {
+    try {
+      await this.item(id).getByTestId('batch-status').filter({ hasText: status }).waitFor({ timeout });
+    } catch (err) {
+      // Say where the batch stood, not only that the wait ran out.
+      throw new Error(`${id} never showed '${status}': it shows '${await this.status(id)}', ${await this.counts(id)} (${(err as Error).message.split('\n')[0]})`);
+    }
   }
 
   async counts(id: string): Promise<string> {
