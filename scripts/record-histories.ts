@@ -16,7 +16,7 @@ import { repoRoot } from '../core/paths';
 import { cycleOf } from '../domain/billing-cycle';
 import { signalAutoTopUp } from '../activities/auto-topup-signal';
 import { autoTopUpStatusQuery } from '../workflows/auto-topup';
-import { autoTopUpWorkflowId, budgetWatcherId, pingWorkflowId, requestWorkflowId, SCHEDULED_TASK_QUEUE } from '../workflows/contracts';
+import { autoTopUpWorkflowId, batchLineWorkflowId, batchWorkflowId, budgetWatcherId, pingWorkflowId, requestWorkflowId, SCHEDULED_TASK_QUEUE } from '../workflows/contracts';
 import { startTestGateway, type Tenant } from '../test/support/gateway';
 import { stopSharedStack } from '../test/support/stack';
 import { waitFor, WebhookSink } from '../test/support/notification-sinks';
@@ -101,7 +101,29 @@ const RECORDINGS: Recording[] = [
     await waitFor('the automatic top-up check', async () => (await handle.query(autoTopUpStatusQuery)).checks === 1 || null, 60_000);
     return handle.workflowId;
   } },
+  // A batch of three chat lines (its run), then the run of its first line.
+  { file: 'batchWorkflow.json', drive: async ({ tenant }) => batchWorkflowId(await recordedBatch(tenant)) },
+  { file: 'batchLineWorkflow.json', drive: async ({ tenant }) => batchLineWorkflowId(await recordedBatch(tenant), 0) },
 ];
+
+let batchMade: Promise<string> | null = null;
+
+/** The one batch the recordings run (made once, waited for until it completed). */
+function recordedBatch(tenant: Tenant): Promise<string> {
+  batchMade ??= (async () => {
+    const lines = ['a', 'b', 'c'].map((id) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', max_tokens: 16, messages: [{ role: 'user', content: `line ${id}` }] } }));
+    const form = new FormData();
+    form.set('purpose', 'batch');
+    form.set('file', new Blob([`${lines.join('\n')}\n`], { type: 'application/jsonl' }), 'batch.jsonl');
+    const file = (await (await tenant.fetch('/v1/files', { method: 'POST', body: form })).json()) as { id: string };
+    const res = await tenant.fetch('/v1/batches', { method: 'POST', headers: json, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }) });
+    if (res.status !== 200) throw new Error(`POST /v1/batches answered ${res.status}`);
+    const { id } = (await res.json()) as { id: string };
+    await waitFor('the batch to complete', async () => ((await (await tenant.fetch(`/v1/batches/${id}`)).json()) as { status: string }).status === 'completed' || null, 60_000);
+    return id;
+  })();
+  return batchMade;
+}
 
 async function main(): Promise<void> {
   const at = process.argv.indexOf('--release');

@@ -17,6 +17,7 @@
 import {
   condition, continueAsNew, defineSignal, isCancellation, ParentClosePolicy, proxyActivities, setHandler, startChild, WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { GatewayActivities } from '../activities';
 import { isRunStopped, toGatewayError } from '../activities/failures';
 import { BATCH_CANCEL_SIGNAL, batchLineWorkflowId } from './contracts';
@@ -81,6 +82,8 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchEnd
   let startedThisRun = 0;
   let expired = false;
   const untilExpiry = () => Math.max(0, input.expiresAt - Date.now());
+  // A wait's ceiling: never 0 (no timeout at all), never past the window.
+  const waitAtMost = (ms: number) => Math.max(1, Math.min(ms, untilExpiry()));
 
   while (next < total && !cancelRequested) {
     if (untilExpiry() === 0) {
@@ -92,9 +95,11 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchEnd
       await Promise.all(inFlight);
       return continueAsNew<typeof batchWorkflow>({ ...input, progress: { total, next } });
     }
-    const free = Math.min(input.concurrency, input.linesPerRun - startedThisRun) - inFlight.size;
+    const free = Math.min(input.concurrency - inFlight.size, input.linesPerRun - startedThisRun);
     if (free <= 0) {
-      await condition(() => inFlight.size < input.concurrency || cancelRequested, untilExpiry());
+      // The batch's own concurrency is full: a line finishing makes room.
+      const size = inFlight.size;
+      await condition(() => inFlight.size < size || cancelRequested, waitAtMost(untilExpiry()));
       continue;
     }
     const claim = await books.claimBatchLines({ batchId: input.batchId, from: next, want: free, workspaceConcurrency: input.workspaceConcurrency });
@@ -103,7 +108,7 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchEnd
     if (claim.claimed === 0) {
       // Over a limit (the workspace's lines, the key's rpm): wait, then ask again; a line finishing may free room sooner.
       const size = inFlight.size;
-      if (claim.waitMs > 0) await condition(() => cancelRequested || inFlight.size < size, Math.min(claim.waitMs, untilExpiry()));
+      if (claim.waitMs > 0) await condition(() => cancelRequested || inFlight.size < size, waitAtMost(claim.waitMs));
       continue;
     }
     for (let i = 0; i < claim.claimed; i++) {
@@ -142,7 +147,7 @@ async function runLine(input: BatchWorkflowInput, index: number): Promise<void> 
 }
 
 function isAlreadyStarted(err: unknown): boolean {
-  return err instanceof Error && err.name === 'WorkflowExecutionAlreadyStartedError';
+  return err instanceof WorkflowExecutionAlreadyStartedError;
 }
 
 export interface BatchLineInput {

@@ -603,6 +603,57 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     await expectBooksBalanced([t.workspaceId]);
   });
 
+  it('a batch with the worker, the API and the Temporal server killed (-9) mid-run: every line completes once, is charged once, the books reconcile', async () => {
+    // A run that continues as new every 8 lines, 5 lines at a time: the kill lands mid-run, between runs or both.
+    await stack.stopApi();
+    await stack.startApi({ BATCH_CONCURRENCY: '5', BATCH_LINES_PER_RUN: '8' });
+    const t = await tenant({ credits: 100 });
+    const n = 30;
+    const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ custom_id: `line-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat-slow', max_tokens: 32, messages: [{ role: 'user', content: `line ${i}` }] } }));
+    const form = new FormData();
+    form.set('purpose', 'batch');
+    form.set('file', new Blob([`${lines.join('\n')}\n`], { type: 'application/jsonl' }), 'batch.jsonl');
+    const file = (await (await t.fetch('/v1/files', { method: 'POST', body: form })).json()) as { id: string };
+    const created = await t.fetch('/v1/batches', { method: 'POST', headers: json, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }) });
+    expect(created.status).to.equal(200);
+    const batchId = ((await created.json()) as { id: string }).id;
+    const settledLines = async () => Number((await stack.db('usage_records').where({ batch_id: batchId }).count<{ n: string }[]>('* as n'))[0].n);
+    // Some lines done, others in flight (holding credits), most not started.
+    await waitFor('lines settled and in flight', async () => (await settledLines()) >= 3 && (await reservationCount(t.workspaceId, 'held')) >= 1, 60_000);
+    await stack.killWorker();
+    await stack.killApi();
+    await stack.killTemporal();
+    const killedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 2000));
+    await stack.startTemporal();
+    await stack.startWorker();
+    await stack.startApi();
+    const done = await waitFor('the batch to complete', async () => {
+      const res = await t.fetch(`/v1/batches/${batchId}`).catch(() => null);
+      if (res?.status !== 200) return null;
+      const batch = (await res.json()) as { status: string; request_counts: { total: number; completed: number; failed: number }; output_file_id: string | null; error_file_id: string | null };
+      return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : null;
+    }, 240_000);
+    report.push({ fault: 'batch: worker, api and temporal killed', lines: n, recoveredMs: Date.now() - killedAt, counts: JSON.stringify(done.request_counts) });
+    expect(done.status).to.equal('completed');
+    expect(done.request_counts).to.deep.equal({ total: n, completed: n, failed: 0 });
+    // Every line once in the output, once in the usage records, settled once.
+    const output = (await (await t.fetch(`/v1/files/${done.output_file_id}/content`)).text()).trim().split('\n').map((l) => JSON.parse(l) as { custom_id: string; response: { status_code: number; request_id: string } });
+    expect(output.map((l) => l.custom_id)).to.deep.equal(lines.map((_, i) => `line-${i}`));
+    expect(output.every((l) => l.response.status_code === 200)).to.equal(true);
+    const usage = await stack.db('usage_records').where({ batch_id: batchId }).select('batch_custom_id', 'request_id', 'credits_micro');
+    expect(usage.map((u) => u.batch_custom_id).sort()).to.deep.equal(lines.map((_, i) => `line-${i}`).sort());
+    const settled = await stack.db('reservations').whereIn('request_id', usage.map((u) => u.request_id)).andWhere({ status: 'settled' }).select('request_id', 'charged_micro');
+    expect(settled).to.have.length(n);
+    const charged = settled.reduce((sum, r) => sum + Number(r.charged_micro), 0);
+    expect(charged).to.equal(usage.reduce((sum, u) => sum + Number(u.credits_micro), 0));
+    expect(-(await ledgerSpent(t.workspaceId))).to.equal(charged);
+    await expectBooksBalanced([t.workspaceId]);
+  });
+
+  /** What the ledger's rows of reservations add up to (minus what was charged). */
+  const ledgerSpent = async (workspaceId: string) => Number((await stack.db('credit_ledger').where({ workspace_id: workspaceId }).whereNotNull('reservation_id').sum<{ s: string }[]>('amount_micro as s'))[0].s ?? 0);
+
   it('leaves the books of every workspace balanced', async () => {
     await expectBooksBalanced(tenants);
   });
