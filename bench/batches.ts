@@ -12,7 +12,7 @@
  * and the gateway's resident memory sampled every second from the batch's start to its end (flat or not).
  * Writes bench/results/batches-<time>.json and prints a summary.
  *
- *   npm run build && node dist/bench/batches.js [--lines=10000] [--sync-concurrency=16] [--model=sim-chat]
+ *   npm run build && node dist/bench/batches.js [--lines=10000] [--sync-concurrency=16] [--model=sim-chat] [--timeout-s=3600]
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,6 +32,8 @@ const SYNC_CONCURRENCY = Number(args.get('sync-concurrency') ?? 16);
 const MODEL = args.get('model') ?? 'sim-chat';
 const WARMUP = Number(args.get('warmup') ?? 300);
 const SAMPLE_MS = 1000;
+/** A batch not over by then fails the run (a stuck batch would otherwise poll forever). */
+const TIMEOUT_S = Number(args.get('timeout-s') ?? 3600);
 /** Statuses after which a batch changes no more (OpenAI's). */
 const FINAL = ['failed', 'completed', 'expired', 'cancelled'];
 
@@ -98,6 +100,7 @@ async function batch(gw: Gateway, n: number, temporalPid: number | null) {
     samples.push({ t_s: round(t / 1000), rss_mib: mem?.rssMiB ?? NaN, done: object.request_counts.completed + object.request_counts.failed, status: object.status });
     if (runningAt === null && object.status !== 'validating') runningAt = t;
     if (FINAL.includes(object.status)) break;
+    if (t > TIMEOUT_S * 1000) throw new Error(`batch ${object.id} still ${object.status} after ${TIMEOUT_S} s (${JSON.stringify(object.request_counts)})`);
     await sleep(SAMPLE_MS);
     object = await call(gw, 'GET', `/v1/batches/${object.id}`);
   }
