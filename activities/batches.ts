@@ -84,9 +84,12 @@ export async function validateBatchLines(deps: Pick<ActivityDeps, 'db' | 'catalo
   return { ok: true, total, errors };
 }
 
-/** The lines of a stored object, as text. */
-function linesOf(body: Readable): AsyncIterable<string> {
-  return createInterface({ input: body, crlfDelay: Infinity });
+/**
+ * The lines of a stored object, as text. The reader is made when the first line is asked for: one made
+ * earlier reads (and loses) lines while the caller awaits something else, and then never ends.
+ */
+async function* linesOf(body: Readable): AsyncGenerator<string> {
+  yield* createInterface({ input: body, crlfDelay: Infinity });
 }
 
 /** An output line's id (OpenAI's `batch_req_…`), from the line's request id. */

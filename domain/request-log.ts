@@ -1,7 +1,7 @@
 /**
  * The request log: every API and Playground request of a workspace, newest first, from the usage records (the
  * books), with the key's name and the member who made it. Filters by time, model (asked or used), key, member,
- * status, endpoint, minimum cost, and a lookup by request id or the client's X-Request-Id; keyset pages by
+ * status, endpoint, minimum cost, batch (`batch_id`), and a lookup by request id or the client's X-Request-Id; keyset pages by
  * (created_at, id) so a page costs the same on the millionth row as on the first; CSV of the same rows.
  * A member who may not read the workspace's usage sees only their own keys' and their own Playground requests.
  */
@@ -23,6 +23,8 @@ export interface RequestLogQuery {
   minCreditsMicro: number | null;
   /** A request id, or the client's own X-Request-Id. */
   requestId: string | null;
+  /** The lines of one batch. */
+  batchId: string | null;
   after: string | null;
   limit: number;
 }
@@ -45,6 +47,8 @@ export interface RequestLogRow {
   output_tokens: number;
   credits: number;
   latency_ms: number | null;
+  /** The batch the request was a line of, and that line's custom_id. */
+  batch: { id: string; custom_id: string | null } | null;
 }
 
 const ID = /^[A-Za-z0-9_.:-]{1,200}$/;
@@ -93,7 +97,7 @@ export function parseRequestLogQuery(query: Record<string, unknown>): RequestLog
   if (startTime !== null && endTime !== null && startTime >= endTime) throw new InvalidRequestError("'start_time' must be before 'end_time'.", { param: 'start_time' });
   return {
     startTime, endTime, model: text('model'), apiKeyId: text('api_key_id'), userId: text('user_id'), status,
-    endpoint: (endpointRaw as string | undefined) || null, minCreditsMicro, requestId: text('request_id'), after: text('after'), limit,
+    endpoint: (endpointRaw as string | undefined) || null, minCreditsMicro, requestId: text('request_id'), batchId: text('batch_id'), after: text('after'), limit,
   };
 }
 
@@ -116,6 +120,7 @@ function filtered(db: Knex, scope: RequestLogScope, q: RequestLogQuery): Knex.Qu
   if (q.status) query.andWhere('r.status', q.status);
   if (q.endpoint) query.andWhere('r.endpoint', q.endpoint);
   if (q.minCreditsMicro !== null) query.andWhere('r.credits_micro', '>=', q.minCreditsMicro);
+  if (q.batchId) query.andWhere('r.batch_id', q.batchId);
   if (q.requestId) query.andWhere((w) => { w.where('r.request_id', q.requestId!).orWhere('r.client_request_id', q.requestId!); });
   return query;
 }
@@ -155,6 +160,7 @@ function toRow(r: any): RequestLogRow {
     output_tokens: Number(r.output_tokens),
     credits: microToCredits(Number(r.credits_micro)),
     latency_ms: r.latency_ms ?? null,
+    batch: r.batch_id ? { id: r.batch_id, custom_id: r.batch_custom_id ?? null } : null,
   };
 }
 

@@ -14,7 +14,7 @@ export async function createBatch(ctx: GatewayContext, deps: AppDeps, opts: { sh
   const batch = await insertBatch(deps.db, {
     id: newId(opts.shape === 'openai' ? 'batch' : 'msgbatch'), workspaceId: auth.workspaceId,
     // A member's session is no key: the lines are theirs, as Playground requests are.
-    apiKeyId: auth.via === 'session' ? null : auth.keyId, userId: auth.userId,
+    apiKeyId: auth.via === 'session' ? null : auth.keyId, userId: auth.via === 'session' ? auth.userId : null,
     rpmLimit: auth.via === 'session' ? null : auth.rpmLimit, allowedModels: auth.allowedModels,
     shape: opts.shape, endpoint: opts.endpoint, inputFileId: opts.inputFileId, metadata: opts.metadata,
   });

@@ -37,7 +37,7 @@ async function workspaceBooks(tenant: Tenant, gateway: TestGateway) {
   const usage = await db('usage_records').where({ workspace_id: tenant.workspaceId }).sum<{ sum: string }[]>('credits_micro as sum');
   // The ledger's rows of reservations add up to minus what they charged.
   const ledger = await db('credit_ledger').where({ workspace_id: tenant.workspaceId }).whereNotNull('reservation_id').sum<{ sum: string }[]>('amount_micro as sum');
-  return { held: Number(held[0].count), usageMicro: Number(usage[0].sum ?? 0), ledgerSpentMicro: -Number(ledger[0].sum ?? 0) };
+  return { held: Number(held[0].count), usageMicro: Number(usage[0].sum ?? 0), ledgerSpentMicro: -Number(ledger[0].sum ?? 0) || 0 };
 }
 
 describe('/v1/batches', function () {
