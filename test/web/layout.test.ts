@@ -17,7 +17,7 @@ declare const document: any;
 declare const window: any;
 
 const SIZES = [{ name: 'phone', width: 390, height: 844 }, { name: 'desktop', width: 1440, height: 900 }] as const;
-const SIGNED_IN = ['/settings/members', '/settings/keys', '/settings/billing', '/settings/requests', '/settings/alerts', '/settings/fallbacks', '/settings/models', '/playground'];
+const SIGNED_IN = ['/settings/members', '/settings/keys', '/settings/billing', '/settings/requests', '/settings/batches', '/settings/alerts', '/settings/fallbacks', '/settings/models', '/playground'];
 const SIGNED_OUT = ['/sign-in', '/sign-up', '/forgot'];
 
 /** Waits until the page's data arrived: its main region shown, no request in flight, nothing loading. */

@@ -17,6 +17,7 @@ import { FallbackChains } from './pages/settings/FallbackChains';
 import { Models } from './pages/settings/Models';
 import { Requests } from './pages/settings/Requests';
 import { ProviderKeys } from './pages/settings/ProviderKeys';
+import { Batches } from './pages/settings/Batches';
 import { Playground } from './pages/playground/Playground';
 
 const PUBLIC: Record<string, ComponentType> = {
@@ -25,7 +26,7 @@ const PUBLIC: Record<string, ComponentType> = {
 
 const SETTINGS: Record<string, ComponentType> = {
   '/settings/members': Members, '/settings/keys': Keys, '/settings/billing': Billing,
-  '/settings/requests': Requests, '/settings/alerts': BudgetAlerts, '/settings/fallbacks': FallbackChains, '/settings/models': Models,
+  '/settings/requests': Requests, '/settings/batches': Batches, '/settings/alerts': BudgetAlerts, '/settings/fallbacks': FallbackChains, '/settings/models': Models,
   '/settings/provider-keys': ProviderKeys,
 };
 

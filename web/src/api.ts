@@ -3,7 +3,7 @@
  * session cookie rides along (same origin); errors arrive in OpenAI's shape and become ApiError.
  */
 import type {
-  ApiKey, AuditEntry, ProviderKey, AutoTopUp, Balance, BudgetAlert, CostPage, CreatedKey, FallbackChain, Invite, KeyPreset, LedgerEntry, List, Me, Model, Payment,
+  ApiFile, ApiKey, AuditEntry, Batch, BatchPage, ProviderKey, AutoTopUp, Balance, BudgetAlert, CostPage, CreatedKey, FallbackChain, Invite, KeyPreset, LedgerEntry, List, Me, Model, Payment,
   RequestLogPage, RequestOutcome, UsagePage, User,
 } from './types';
 
@@ -13,12 +13,14 @@ export class ApiError extends Error {
   }
 }
 
+/** JSON bodies are sent as JSON; a FormData body (a file upload) as multipart, its boundary set by the browser. */
 export async function request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const form = body instanceof FormData;
   const res = await fetch(path, {
     method,
     credentials: 'same-origin',
-    headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: { accept: 'application/json', ...(body === undefined || form ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : form ? body : JSON.stringify(body),
   });
   const data = await res.json().catch(() => null);
   if (!res.ok) {
@@ -84,6 +86,21 @@ export const api = {
   setFallbackChain: (model: string, chain: string[]) => request('PUT', `/v1/fallback-chains/${encodeURIComponent(model)}`, { chain }),
   deleteFallbackChain: (model: string) => del(`/v1/fallback-chains/${encodeURIComponent(model)}`),
   models: () => get<List<Model>>('/v1/models'),
+
+  /** API files of one purpose, newest first. */
+  files: (purpose: string) => get<List<ApiFile>>(`/v1/files?purpose=${encodeURIComponent(purpose)}&order=desc`),
+  uploadFile: (file: File, purpose: string) => {
+    const form = new FormData();
+    form.set('purpose', purpose);
+    form.set('file', file, file.name);
+    return post<ApiFile>('/v1/files', form);
+  },
+  /** Where a file's bytes download from (a plain link: the session cookie rides along). */
+  fileContentUrl: (id: string) => `/v1/files/${encodeURIComponent(id)}/content`,
+  batches: (after?: string) => get<BatchPage>(`/v1/batches?limit=20${after ? `&after=${encodeURIComponent(after)}` : ''}`),
+  batch: (id: string) => get<Batch>(`/v1/batches/${encodeURIComponent(id)}`),
+  createBatch: (b: { input_file_id: string; endpoint: string; metadata?: Record<string, string> }) => post<Batch>('/v1/batches', { ...b, completion_window: '24h' }),
+  cancelBatch: (id: string) => post<Batch>(`/v1/batches/${encodeURIComponent(id)}/cancel`),
 };
 
 /** The request log's query string, without the filters left empty (also the CSV link's). */

@@ -205,3 +205,52 @@ export interface RequestOutcome {
 export interface ProviderKey {
   object: 'provider_key'; id: string; provider: string; last_four: string; created_by: string | null; created_at: number;
 }
+
+/** An API file (`/v1/files`), as batches take and give them. */
+export interface ApiFile {
+  id: string;
+  object: 'file';
+  bytes: number;
+  created_at: number;
+  filename: string;
+  purpose: string;
+  status: string;
+}
+
+/** The endpoints a batch line may call (OpenAI's Batch API). */
+export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/completions', '/v1/moderations'] as const;
+export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
+/** Statuses after which a batch changes no more. */
+export const BATCH_DONE: readonly BatchStatus[] = ['failed', 'completed', 'expired', 'cancelled'];
+
+/** OpenAI's batch object, plus the gateway's `credits_used`: what its lines were charged so far. */
+export interface Batch {
+  id: string;
+  object: 'batch';
+  endpoint: string;
+  input_file_id: string;
+  completion_window: string;
+  status: BatchStatus;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  errors: { object: 'list'; data: Array<{ code: string; message: string; param: string | null; line: number | null }> } | null;
+  created_at: number;
+  in_progress_at: number | null;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  expires_at: number | null;
+  request_counts: { total: number; completed: number; failed: number };
+  metadata: Record<string, string> | null;
+  usage?: { input_tokens: number; output_tokens: number; total_tokens: number } | null;
+  credits_used?: number | null;
+}
+
+export interface BatchPage extends List<Batch> {
+  has_more: boolean;
+  first_id: string | null;
+  last_id: string | null;
+}

@@ -12,6 +12,7 @@ export const SETTINGS_PAGES: Array<{ path: string; label: string; permission: st
   { path: '/settings/keys', label: 'API keys', permission: 'api_keys.read' },
   { path: '/settings/billing', label: 'Billing', permission: 'billing.read' },
   { path: '/settings/requests', label: 'Requests', permission: 'requests.read' },
+  { path: '/settings/batches', label: 'Batches', permission: 'jobs.read' },
   { path: '/settings/alerts', label: 'Budget alerts', permission: 'budget_alerts.manage' },
   { path: '/settings/fallbacks', label: 'Fallback chains', permission: 'members.read' },
   { path: '/settings/models', label: 'Models', permission: 'members.read' },
