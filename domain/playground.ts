@@ -22,6 +22,8 @@ export interface Chat {
   params: Record<string, unknown>;
   visibility: Visibility;
   workspaceAccess: 'read' | 'continue';
+  /** The last message of the branch on show (null: no messages yet). */
+  currentMessageId: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -38,6 +40,8 @@ export interface Message {
   status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed';
   error: string | null;
   userId: string | null;
+  /** The message this one follows (null: the chat's first turn); siblings (same parent) are branches. */
+  parentId: string | null;
   createdAt: number;
   /** The request a generation was made with (its endpoint under /chats/:id/ and the body sent): regenerating sends it again. */
   generation?: { endpoint: string; body: Record<string, unknown> } | null;
@@ -50,14 +54,14 @@ const seconds = (d: Date | string) => Math.floor(new Date(d).getTime() / 1000);
 function toChat(r: any): Chat {
   return {
     id: r.id, workspaceId: r.workspace_id, userId: r.user_id, projectId: r.project_id, title: r.title, model: r.model, systemPrompt: r.system_prompt,
-    params: r.params ?? {}, visibility: r.visibility, workspaceAccess: r.workspace_access, createdAt: seconds(r.created_at), updatedAt: seconds(r.updated_at),
+    params: r.params ?? {}, visibility: r.visibility, workspaceAccess: r.workspace_access, currentMessageId: r.current_message_id ?? null, createdAt: seconds(r.created_at), updatedAt: seconds(r.updated_at),
   };
 }
 
 export function toMessage(r: any): Message {
   return {
     id: r.id, chatId: r.chat_id, role: r.role, kind: r.kind, content: r.content, files: r.files ?? [], model: r.model, requestId: r.request_id,
-    status: r.status, error: r.error, userId: r.user_id, createdAt: seconds(r.created_at), generation: r.generation ?? null,
+    status: r.status, error: r.error, userId: r.user_id, parentId: r.parent_id ?? null, createdAt: seconds(r.created_at), generation: r.generation ?? null,
   };
 }
 
@@ -130,12 +134,13 @@ export async function messagesOf(db: Knex, chatId: string): Promise<Message[]> {
   return (await db('playground_messages').where({ chat_id: chatId }).orderBy('position')).map(toMessage);
 }
 
+/** Adds a message after `parentId` (null: a first turn) and shows its branch. */
 export async function addMessage(db: Knex, m: Omit<Message, 'id' | 'createdAt' | 'error' | 'files' | 'kind'> & { files?: string[]; kind?: Message['kind'] }): Promise<Message> {
   const [row] = await db('playground_messages').insert({
     id: newId('msg'), chat_id: m.chatId, role: m.role, kind: m.kind ?? 'text', content: m.content, files: JSON.stringify(m.files ?? []), model: m.model,
-    request_id: m.requestId, status: m.status, user_id: m.userId, ...(m.generation ? { generation: JSON.stringify(m.generation) } : {}),
+    request_id: m.requestId, status: m.status, user_id: m.userId, parent_id: m.parentId, ...(m.generation ? { generation: JSON.stringify(m.generation) } : {}),
   }, '*');
-  await db('playground_chats').where({ id: m.chatId }).update({ updated_at: db.fn.now() });
+  await db('playground_chats').where({ id: m.chatId }).update({ updated_at: db.fn.now(), current_message_id: row.id });
   return toMessage(row);
 }
 
@@ -153,11 +158,43 @@ export async function saveReplySoFar(db: Knex, id: string, content: string): Pro
   await db('playground_messages').where({ id, status: 'running' }).update({ content });
 }
 
-/** Drops the messages from `messageId` on (edit-and-resend and regenerate continue from there). */
-export async function truncateFrom(db: Knex, chatId: string, messageId: string): Promise<void> {
-  const at = await db('playground_messages').where({ chat_id: chatId, id: messageId }).first('position');
-  if (!at) throw new NotFoundError(`No message with id '${messageId}' in this chat.`, { code: 'message_not_found' });
-  await db('playground_messages').where({ chat_id: chatId }).andWhere('position', '>=', at.position).delete();
+// Branches: a chat is a tree of messages; the one on show runs from a first turn to `currentMessageId`.
+
+export interface BranchMessage extends Message {
+  /** The message's siblings (itself included), oldest first: the branches one may switch between here. */
+  siblings: string[];
+}
+
+/** The messages from the first turn to `leafId` (the chat's current message when not given), each with its siblings. */
+export function branchTo(all: Message[], leafId: string | null): BranchMessage[] {
+  const byId = new Map(all.map((m) => [m.id, m]));
+  const path: Message[] = [];
+  for (let m = leafId ? byId.get(leafId) : undefined; m; m = m.parentId ? byId.get(m.parentId) : undefined) path.unshift(m);
+  return path.map((m) => ({ ...m, siblings: all.filter((s) => s.parentId === m.parentId).map((s) => s.id) }));
+}
+
+/** The last message of the branch through `messageId`: from there on, the newest reply or prompt at each turn. */
+export function latestUnder(all: Message[], messageId: string): string {
+  let id = messageId;
+  for (;;) {
+    const next = all.filter((m) => m.parentId === id).at(-1);
+    if (!next) return id;
+    id = next.id;
+  }
+}
+
+/** The branch shown: through `through` (a message of it) when given, else the chat's current one. */
+export async function branchOf(db: Knex, chat: Chat, through?: string): Promise<BranchMessage[]> {
+  const all = await messagesOf(db, chat.id);
+  if (through !== undefined && !all.some((m) => m.id === through)) throw new NotFoundError(`No message with id '${through}' in this chat.`, { code: 'message_not_found', param: 'branch' });
+  return branchTo(all, through !== undefined ? latestUnder(all, through) : chat.currentMessageId ?? all.at(-1)?.id ?? null);
+}
+
+/** Shows the branch through `messageId` (the chat remembers it, for every reader and after a reload). */
+export async function selectBranch(db: Knex, chat: Chat, messageId: string): Promise<void> {
+  const all = await messagesOf(db, chat.id);
+  if (!all.some((m) => m.id === messageId)) throw new NotFoundError(`No message with id '${messageId}' in this chat.`, { code: 'message_not_found', param: 'branch' });
+  await db('playground_chats').where({ id: chat.id }).update({ current_message_id: latestUnder(all, messageId) });
 }
 
 export async function messageByRequest(db: Knex, requestId: string): Promise<Message | null> {

@@ -15,6 +15,9 @@ export interface ChatMessage {
   generation?: { endpoint: string; body: Record<string, unknown> } | null;
   /** The message's files with their names and types (in a chat read). */
   attachments?: Array<{ id: string; filename: string | null; content_type: string | null }>;
+  /** The message this one follows; its siblings (itself included, oldest first) are the branches at this turn. */
+  parent_id?: string | null;
+  siblings?: string[];
 }
 /** The media a chat can generate besides images, each at its own endpoint. */
 export type MediaKind = 'speech' | 'videos' | 'music' | 'transcriptions';
@@ -41,11 +44,12 @@ export async function uploadOf(file: File): Promise<Upload> {
 const base = '/api/playground';
 export const playground = {
   chats: (search = '') => request<{ data: ChatSummary[] }>('GET', `${base}/chats${search ? `?search=${encodeURIComponent(search)}` : ''}`),
-  chat: (id: string) => request<ChatDetail>('GET', `${base}/chats/${id}`),
+  /** A chat with the branch on show, or the one through message `branch` (without changing what the chat shows). */
+  chat: (id: string, branch?: string) => request<ChatDetail>('GET', `${base}/chats/${id}${branch ? `?branch=${encodeURIComponent(branch)}` : ''}`),
   createChat: (b: { model: string; title?: string; system_prompt?: string; project_id?: string }) => request<ChatSummary>('POST', `${base}/chats`, b),
   updateChat: (id: string, b: Record<string, unknown>) => request<ChatSummary>('PATCH', `${base}/chats/${id}`, b),
   deleteChat: (id: string) => request('DELETE', `${base}/chats/${id}`),
-  send: (id: string, b: { content: string; files?: string[]; model?: string; params?: Record<string, unknown>; from?: string }) =>
+  send: (id: string, b: { content?: string; files?: string[]; model?: string; params?: Record<string, unknown>; from?: string; regenerate?: string }) =>
     request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/messages`, b),
   generateImage: (id: string, b: { model: string; prompt: string; size?: string }) => request('POST', `${base}/chats/${id}/images`, b),
   generate: (id: string, kind: MediaKind, b: Record<string, unknown>) => request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/${kind}`, b),

@@ -73,6 +73,46 @@ export class PlaygroundPage {
     await this.page.getByRole('button', { name: 'Regenerate' }).click();
   }
 
+  /** Asks the last reply again (a new branch beside it) and waits for the new reply to settle. */
+  async regenerateReply(): Promise<Locator> {
+    const position = this.lastReply().getByTestId('branch-position');
+    const before = await position.count() ? await position.textContent() : '1/1';
+    const count = Number(before?.split('/')[1]);
+    await this.regenerate();
+    await this.page.getByRole('article', { name: 'assistant message' }).last().getByTestId('branch-position').filter({ hasText: `${count + 1}/${count + 1}` }).waitFor();
+    return this.settledReply();
+  }
+
+  /** Edits a prompt and resends it (a new branch beside it); waits for its reply to settle. */
+  async editPrompt(prompt: Locator, text: string): Promise<Locator> {
+    await prompt.getByRole('button', { name: 'Edit' }).click();
+    await prompt.getByRole('textbox', { name: 'Edit message' }).fill(text);
+    await prompt.getByRole('button', { name: 'Resend' }).click();
+    await this.page.getByRole('article', { name: 'user message' }).filter({ hasText: text }).waitFor();
+    return this.settledReply();
+  }
+
+  /** "< i/n >" of a message: its position among its siblings. */
+  async branchPosition(message: Locator): Promise<string> {
+    return (await message.getByTestId('branch-position').textContent()) ?? '';
+  }
+
+  /** Switches a message to its previous or next sibling and waits until the position shown changed. */
+  async switchBranch(message: Locator, to: 'Previous' | 'Next', expected: string): Promise<void> {
+    const group = message.getByRole('group', { name: /^Versions of this/ });
+    await group.getByRole('button', { name: new RegExp(`^${to} `) }).click();
+    await this.page.getByTestId('branch-position').filter({ hasText: expected }).first().waitFor();
+  }
+
+  /** Sets a numeric parameter of the chat (Model and parameters) and waits until it is saved. */
+  async setParam(name: string, value: string): Promise<void> {
+    const details = this.page.locator('details.settings');
+    if (!await details.evaluate((d: any) => d.open)) await details.locator('summary').click();
+    const saved = this.page.waitForResponse((r) => r.request().method() === 'PATCH' && r.ok());
+    await details.getByLabel(name, { exact: true }).fill(value);
+    await saved;
+  }
+
   lastReply(): Locator {
     return this.page.getByRole('article', { name: 'assistant message' }).last();
   }
