@@ -2,11 +2,11 @@
  * The Playground's endpoints under /api/playground, for a signed-in member (session cookie, same-origin
  * state changes). Reading follows the chat's sharing (a chat one may not read is a 404); sending needs
  * `continue` access and the role's `playground.use` (a Viewer reads, never spends).
- *   GET    /chats?search=&project_id=       chats the member can read (bookmarked first)
+ *   GET    /chats?search=&project_id=&archived=  chats the member can read (bookmarked first); archived ones only with archived=true
  *   POST   /chats                           {title?, model, system_prompt?, params?, project_id?}
  *   GET    /chats/:id?branch=               the chat, the messages of the branch on show (or of the one through
  *                                           message `branch`) with receipts and siblings, its running total
- *   PATCH  /chats/:id                       {title?, model?, system_prompt?, params?, project_id?, branch?}: `branch`
+ *   PATCH  /chats/:id                       {title?, model?, system_prompt?, params?, project_id?, archived?, branch?}: `branch`
  *                                           (a message id) shows the branch through it, for everyone and after a reload
  *   DELETE /chats/:id                       (owner)
  *   POST   /chats/:id/messages              {content, files?, model?, params?, from?, regenerate?}: continues the branch on
@@ -39,7 +39,7 @@ import { InvalidRequestError, NotFoundError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import {
   addMessage, bookmarksOf, branchOf, branchTo, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, selectBranch, setBookmark, setSharing,
-  sharesOf, updateChat, type Chat, type Message, type Reader,
+  sharesOf, titleFrom, updateChat, type Chat, type Message, type Reader,
 } from '../../domain/playground';
 import { assertStorageLeft, deleteChat, filesForChat, storeUpload } from '../../domain/playground-files';
 import { chatTotalMicro, receiptsFor } from '../../domain/playground-receipts';
@@ -78,7 +78,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.get('/chats', async (ctx) => {
-    const chats = await listChats(deps.db, reader(ctx), { search: str(ctx.query.search), projectId: str(ctx.query.project_id) });
+    const chats = await listChats(deps.db, reader(ctx), { search: str(ctx.query.search), projectId: str(ctx.query.project_id), archived: ctx.query.archived === 'true' });
     ctx.body = { object: 'list', data: chats.map((c) => chatJson(c, { access: c.access, bookmarked: c.bookmarked })) };
   });
 
@@ -116,8 +116,8 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
   router.patch('/chats/:id', async (ctx) => {
     const chat = await chatFor(deps.db, reader(ctx), ctx.params.id, 'continue');
     const b = await body(ctx);
-    // Moving a chat into or out of a project is the owner's, into one of the owner's projects.
-    if (b.project_id !== undefined) await chatFor(deps.db, reader(ctx), chat.id, 'owner');
+    // Moving a chat into or out of a project, and archiving it, are the owner's (into one of the owner's projects).
+    if (b.project_id !== undefined || b.archived !== undefined) await chatFor(deps.db, reader(ctx), chat.id, 'owner');
     if (b.project_id !== undefined && b.project_id !== null) await projectFor(deps.db, reader(ctx), String(b.project_id));
     if (b.branch !== undefined) {
       if (typeof b.branch !== 'string') throw new InvalidRequestError('branch must be the id of a message of this chat.', { param: 'branch' });
@@ -164,7 +164,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     const user = prompt ?? await addMessage(deps.db, { ...pending });
     const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', content: '', model, requestId: ctx.state.requestId, status: 'running', userId: reader(ctx).userId, parentId: user.id });
     const patch: Record<string, unknown> = { model, params };
-    if (chat.title === 'New chat' && content.trim()) patch.title = content.trim().split('\n')[0].slice(0, 60);
+    if (chat.title === 'New chat' && !prompt) patch.title = titleFrom(content) ?? undefined;
     await updateChat(deps.db, chat, patch);
     await runs.startReply(ctx, assistant, request as typeof request & Record<string, unknown>);
     ctx.status = 202;
@@ -332,7 +332,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     const parentId = chat.currentMessageId ?? (await messagesOf(deps.db, chat.id)).at(-1)?.id ?? null;
     const user = await addMessage(deps.db, { chatId: chat.id, role: 'user', content: prompt, files: run.files, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId, parentId });
     const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId, generation: run.generation, parentId: user.id });
-    if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: prompt.slice(0, 60) });
+    if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: titleFrom(prompt) ?? undefined });
     return assistant;
   }
 
@@ -358,7 +358,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
 function chatJson(c: Chat, extra: Record<string, unknown>) {
   return {
     id: c.id, object: 'playground.chat', title: c.title, model: c.model, system_prompt: c.systemPrompt, params: c.params, project_id: c.projectId,
-    owner_id: c.userId, visibility: c.visibility, workspace_access: c.workspaceAccess, current_message_id: c.currentMessageId, created_at: c.createdAt, updated_at: c.updatedAt, ...extra,
+    owner_id: c.userId, visibility: c.visibility, workspace_access: c.workspaceAccess, current_message_id: c.currentMessageId, archived: c.archivedAt !== null, created_at: c.createdAt, updated_at: c.updatedAt, ...extra,
   };
 }
 

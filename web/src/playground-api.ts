@@ -24,6 +24,8 @@ export type MediaKind = 'speech' | 'videos' | 'music' | 'transcriptions';
 export interface ChatSummary {
   id: string; title: string; model: string; system_prompt: string; params: Record<string, unknown>; owner_id: string; project_id: string | null;
   visibility: 'private' | 'workspace'; workspace_access: 'read' | 'continue'; access: 'read' | 'continue' | 'owner'; bookmarked: boolean; updated_at: number;
+  /** Hidden from the chat list (the Archived view lists it). */
+  archived: boolean;
 }
 export interface ChatDetail extends ChatSummary {
   total_credits: number; messages: ChatMessage[]; shares?: Array<{ userId: string; email: string; access: 'read' | 'continue' }>;
@@ -43,7 +45,7 @@ export async function uploadOf(file: File): Promise<Upload> {
 
 const base = '/api/playground';
 export const playground = {
-  chats: (search = '') => request<{ data: ChatSummary[] }>('GET', `${base}/chats${search ? `?search=${encodeURIComponent(search)}` : ''}`),
+  chats: (search = '', archived = false) => request<{ data: ChatSummary[] }>('GET', `${base}/chats?${new URLSearchParams({ ...(search ? { search } : {}), ...(archived ? { archived: 'true' } : {}) })}`),
   /** A chat with the branch on show, or the one through message `branch` (without changing what the chat shows). */
   chat: (id: string, branch?: string) => request<ChatDetail>('GET', `${base}/chats/${id}${branch ? `?branch=${encodeURIComponent(branch)}` : ''}`),
   createChat: (b: { model: string; title?: string; system_prompt?: string; project_id?: string }) => request<ChatSummary>('POST', `${base}/chats`, b),

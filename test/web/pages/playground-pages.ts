@@ -113,6 +113,35 @@ export class PlaygroundPage {
     await saved;
   }
 
+  /** The chat list's links (the chats shown: all but archived, or the archived ones in that view). */
+  chatLinks(): Locator {
+    return this.page.getByRole('navigation', { name: 'Chats' }).getByRole('listitem').getByRole('link');
+  }
+
+  async rename(title: string): Promise<void> {
+    await this.page.getByRole('button', { name: 'Rename' }).click();
+    await this.page.getByRole('textbox', { name: 'Chat title' }).fill(title);
+    await this.page.getByRole('button', { name: 'Save title' }).click();
+    await this.page.getByRole('heading', { level: 1, name: title }).waitFor();
+  }
+
+  /** Exports the chat and returns the downloaded file's name and text. */
+  async exportChat(format: 'Markdown' | 'JSON'): Promise<{ name: string; text: string }> {
+    const download = this.page.waitForEvent('download');
+    await this.page.getByRole('button', { name: `Export ${format}` }).click();
+    const file = await download;
+    const chunks: Buffer[] = [];
+    for await (const chunk of await file.createReadStream()) chunks.push(chunk as Buffer);
+    return { name: file.suggestedFilename(), text: Buffer.concat(chunks).toString('utf8') };
+  }
+
+  /** Shows the archived chats in the list, or the others again. */
+  async toggleArchivedView(on: boolean): Promise<void> {
+    const toggle = this.page.getByRole('button', { name: 'Archived', exact: true });
+    if ((await toggle.getAttribute('aria-pressed')) !== String(on)) await toggle.click();
+    await this.page.getByRole('button', { name: 'Archived', exact: true, pressed: on }).waitFor();
+  }
+
   lastReply(): Locator {
     return this.page.getByRole('article', { name: 'assistant message' }).last();
   }

@@ -10,6 +10,7 @@ import { ShareDialog } from './ShareDialog';
 import { MediaPanel } from './MediaPanel';
 import { MoveToProject, ProjectAttach } from './ChatProject';
 import { DeleteChat } from './DeleteChat';
+import { ChatActions, ChatTitle } from './ChatActions';
 
 export function ChatView({ chatId }: { chatId: string }) {
   const can = useCan();
@@ -56,11 +57,13 @@ export function ChatView({ chatId }: { chatId: string }) {
   return (
     <section className="chat" aria-label="Chat">
       <header className="chat-head">
-        <h1>{c.title}</h1>
+        <ChatTitle chat={c} canRename={canSend} />
         <span className="muted" data-testid="chat-total">Total {credits(c.total_credits)} credits</span>
         <button type="button" className="secondary" aria-pressed={c.bookmarked} onClick={() => void bookmark(null, !c.bookmarked)}>{c.bookmarked ? 'Pinned' : 'Pin'}</button>
         {c.access === 'owner' && <button type="button" className="secondary" onClick={() => setSharing(true)}>Share</button>}
+        <ChatActions chat={c} />
         {c.access !== 'owner' && <span className="badge">shared with you · {c.access}</span>}
+        {c.archived && <span className="badge">archived</span>}
       </header>
       {sharing && <ShareDialog chat={c} onClose={() => setSharing(false)} />}
       <div className="messages">

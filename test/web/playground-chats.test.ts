@@ -1,7 +1,9 @@
 /**
- * Branches in the Playground, in Chromium: a reply asked again twice and a prompt edited once keep every
- * version (none is overwritten); "< i/n >" switches between them, each showing its own reply and receipt;
- * the branch on show survives a reload, and a new message continues it (the model is sent that branch only).
+ * Chats in the Playground, in Chromium. Branches: a reply asked again twice and a prompt edited once keep
+ * every version (none is overwritten); "< i/n >" switches between them, each showing its own reply and
+ * receipt; the branch on show survives a reload, and a new message continues it (the model is sent that
+ * branch only). A short automatic title, renaming, export as Markdown and JSON (the downloaded files read),
+ * and archiving (hidden from the list, listed under Archived, restored).
  * Screenshot: docs/screenshots/playground-branches.png (with UPDATE_SCREENSHOTS=1).
  */
 import { expect } from 'chai';
@@ -11,7 +13,7 @@ import { signUp, type Session } from '../support/people';
 import { browserSuite } from './browser';
 import { PlaygroundPage } from './pages/playground-pages';
 
-describe('web app: Playground branches in Chromium', function () {
+describe('web app: Playground chats (branches, titles, export, archive) in Chromium', function () {
   this.timeout(180_000);
   const suite = browserSuite();
   let gateway: TestGateway;
@@ -85,6 +87,58 @@ describe('web app: Playground branches in Chromium', function () {
       expect(branch.messages[1]).to.include({ request_id: s.request, content: s.text });
       expect(branch.messages[1].receipt.credits).to.equal(s.credits);
     }
+    expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
+  });
+
+  it('titles a chat from its first prompt, renames it, exports it as Markdown and JSON, and archives and restores it', async () => {
+    const page = new PlaygroundPage(await suite.newPage({ viewport: { width: 1280, height: 900 }, cookie: owner.cookie }), gateway.url);
+    const chatId = await page.newChat();
+    await page.send('Plan a **three-day** trip to `Lisbon` in spring. Include food.');
+    const reply = await page.settledReply();
+    await page.page.getByRole('heading', { level: 1, name: 'Plan a three-day trip to Lisbon…' }).waitFor();
+    await page.chatLinks().filter({ hasText: 'Plan a three-day trip to Lisbon…' }).waitFor();
+
+    await page.rename('Lisbon in spring');
+    await page.chatLinks().filter({ hasText: 'Lisbon in spring' }).waitFor();
+    await page.page.reload();
+    await page.page.getByRole('heading', { level: 1, name: 'Lisbon in spring' }).waitFor();
+    expect((await owner.json('PATCH', `/api/playground/chats/${chatId}`, { title: '  ' })).body.error).to.include({ param: 'title' });
+
+    const request = await requestOf(reply);
+    const credits = await page.receiptCredits(reply);
+    const md = await page.exportChat('Markdown');
+    expect(md.name).to.equal('Lisbon-in-spring.md');
+    expect(md.text).to.include('# Lisbon in spring\n');
+    expect(md.text).to.include('## User\n\nPlan a **three-day** trip to `Lisbon` in spring. Include food.\n');
+    expect(md.text).to.include('## Assistant (sim-chat)\n\nSimulated reply to');
+    expect(md.text).to.include(`_${credits} credits · served by sim-chat · request ${request}_`);
+    const json = await page.exportChat('JSON');
+    expect(json.name).to.equal('Lisbon-in-spring.json');
+    const exported = JSON.parse(json.text);
+    expect(exported).to.include({ id: chatId, title: 'Lisbon in spring', model: 'sim-chat' });
+    expect(exported.messages.map((m: any) => m.role)).to.deep.equal(['user', 'assistant']);
+    expect(exported.messages[1]).to.include({ request_id: request, credits, model_used: 'sim-chat', status: 'completed' });
+    const stored = (await owner.json('GET', `/api/playground/chats/${chatId}`)).body.messages;
+    expect(exported.messages.map((m: any) => m.content)).to.deep.equal(stored.map((m: any) => m.content));
+    expect(md.text).to.include(`${stored[1].content}\n`);
+
+    await page.page.getByRole('button', { name: 'Archive' }).click();
+    await page.page.waitForURL(`${gateway.url}/playground`);
+    await page.page.getByRole('heading', { level: 1, name: 'Lisbon in spring' }).waitFor({ state: 'detached' });
+    await page.chatLinks().filter({ hasText: 'Lisbon in spring' }).waitFor({ state: 'detached' });
+    await page.toggleArchivedView(true);
+    await page.page.getByRole('heading', { name: 'Archived chats' }).waitFor();
+    await page.chatLinks().filter({ hasText: 'Lisbon in spring' }).click();
+    await page.page.getByText('archived', { exact: true }).waitFor();
+    await page.page.getByRole('button', { name: 'Restore' }).click();
+    await page.page.getByRole('button', { name: 'Archive' }).waitFor();
+    await page.page.getByText('No archived chats.').waitFor();
+    await page.toggleArchivedView(false);
+    await page.chatLinks().filter({ hasText: 'Lisbon in spring' }).waitFor();
+    // Archiving is the owner's (a reader of a shared chat cannot hide it from everyone), and takes true or false.
+    expect((await owner.json('PATCH', `/api/playground/chats/${chatId}`, { archived: true })).status).to.equal(200);
+    expect((await owner.json('PATCH', `/api/playground/chats/${chatId}`, { archived: false })).status).to.equal(200);
+    expect((await owner.json('PATCH', `/api/playground/chats/${chatId}`, { archived: 'yes' })).status).to.equal(400);
     expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
   });
 
