@@ -25,7 +25,7 @@ describe('web app: Playground chats (branches, titles, export, archive) in Chrom
   });
 
   const requestOf = (reply: Locator) => reply.locator('.receipt').getAttribute('data-request-id');
-  const textOf = async (reply: Locator) => (await reply.locator('.markdown').textContent()) ?? '';
+  const textOf = async (reply: Locator) => ((await reply.locator('.markdown').textContent()) ?? '').trim();
 
   it('keeps regenerated and edited versions as branches one switches between, each with its own reply and receipt', async () => {
     const page = new PlaygroundPage(await suite.newPage({ viewport: { width: 1280, height: 900 }, cookie: owner.cookie }), gateway.url);
@@ -122,7 +122,7 @@ describe('web app: Playground chats (branches, titles, export, archive) in Chrom
     expect(exported.messages.map((m: any) => m.content)).to.deep.equal(stored.map((m: any) => m.content));
     expect(md.text).to.include(`${stored[1].content}\n`);
 
-    await page.page.getByRole('button', { name: 'Archive' }).click();
+    await page.page.getByRole('button', { name: 'Archive', exact: true }).click();
     await page.page.waitForURL(`${gateway.url}/playground`);
     await page.page.getByRole('heading', { level: 1, name: 'Lisbon in spring' }).waitFor({ state: 'detached' });
     await page.chatLinks().filter({ hasText: 'Lisbon in spring' }).waitFor({ state: 'detached' });
@@ -131,7 +131,7 @@ describe('web app: Playground chats (branches, titles, export, archive) in Chrom
     await page.chatLinks().filter({ hasText: 'Lisbon in spring' }).click();
     await page.page.getByText('archived', { exact: true }).waitFor();
     await page.page.getByRole('button', { name: 'Restore' }).click();
-    await page.page.getByRole('button', { name: 'Archive' }).waitFor();
+    await page.page.getByRole('button', { name: 'Archive', exact: true }).waitFor();
     await page.page.getByText('No archived chats.').waitFor();
     await page.toggleArchivedView(false);
     await page.chatLinks().filter({ hasText: 'Lisbon in spring' }).waitFor();
