@@ -49,7 +49,11 @@ describe('web app: people and Settings in Chromium', function () {
     const guest = await person();
     await guest.goto(invite.toString());
     await guest.getByText("You are invited to Ines Inviter's workspace as developer").waitFor();
-    await guest.getByRole('link', { name: 'create an account' }).click();
+    // Both ways to an account on the page carry the invitation.
+    for (const name of ['create an account', 'Create an account']) {
+      expect(await guest.getByRole('link', { name, exact: true }).getAttribute('href')).to.include(`invite=${invite.searchParams.get('token')}`);
+    }
+    await guest.getByRole('link', { name: 'create an account', exact: true }).click();
     await guest.getByRole('heading', { name: 'Create your account' }).waitFor();
     expect(await guest.getByLabel('E-mail').inputValue(), 'the invited address, filled in').to.equal(guestEmail);
     const signUp = new SignUpPage(guest, gateway.url);
