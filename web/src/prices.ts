@@ -4,6 +4,7 @@
  * read "from" the lowest.
  */
 const n = (v: number) => String(Number(v.toPrecision(6)));
+const credits = (v: number) => (v === 1 ? 'credit' : 'credits');
 
 export function priceText(pricing: Record<string, unknown>): string {
   const num = (k: string) => (typeof pricing[k] === 'number' ? pricing[k] as number : undefined);
@@ -13,17 +14,19 @@ export function priceText(pricing: Record<string, unknown>): string {
   };
   const parts: string[] = [];
   const [input, output] = [num('inputPerMTok'), num('outputPerMTok')];
-  if (input !== undefined && output !== undefined) parts.push(`${n(input)} in / ${n(output)} out per 1M tokens`);
-  else if (input !== undefined) parts.push(`${n(input)} per 1M tokens`);
+  if (input !== undefined && output !== undefined) parts.push(`${n(input)} in / ${n(output)} out ${credits(output)} per 1M tokens`);
+  else if (input !== undefined) parts.push(`${n(input)} ${credits(input)} per 1M tokens`);
   const image = lowest('perImage');
-  if (image) parts.push(`${image.several ? 'from ' : ''}${n(image.value)} per image`);
+  if (image) parts.push(`${image.several ? 'from ' : ''}${n(image.value)} ${credits(image.value)} per image`);
   const byResolution = lowest('perSecondByResolution');
   const second = num('perSecond');
-  if (byResolution) parts.push(`${byResolution.several || second !== undefined ? 'from ' : ''}${n(Math.min(byResolution.value, second ?? Infinity))} per second`);
-  else if (second !== undefined) parts.push(`${n(second)} per second`);
+  if (byResolution) {
+    const least = Math.min(byResolution.value, second ?? Infinity);
+    parts.push(`${byResolution.several || second !== undefined ? 'from ' : ''}${n(least)} ${credits(least)} per second`);
+  } else if (second !== undefined) parts.push(`${n(second)} ${credits(second)} per second`);
   const chars = num('perMCharacters');
-  if (chars !== undefined) parts.push(`${n(chars)} per 1M characters`);
+  if (chars !== undefined) parts.push(`${n(chars)} ${credits(chars)} per 1M characters`);
   const track = num('perTrack');
-  if (track !== undefined) parts.push(`${n(track)} per track`);
-  return parts.length ? `${parts.join(', ')} credits` : '';
+  if (track !== undefined) parts.push(`${n(track)} ${credits(track)} per track`);
+  return parts.join(', ');
 }
