@@ -102,8 +102,12 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     const total = await chatTotalMicro(deps.db, chat.workspaceId, chat.id);
     const files = await filesForChat(deps.db, chat);
     const attachments = (m: Message) => m.files.map((id) => ({ id, filename: files.get(id)?.filename ?? null, content_type: files.get(id)?.contentType ?? null }));
+    // Who wrote each prompt, by name: in a shared chat, everyone's messages are not "You".
+    const authorIds = [...new Set(messages.flatMap((m) => (m.userId ? [m.userId] : [])))];
+    const authors = authorIds.length ? await deps.db('users').whereIn('id', authorIds).select('id', 'name') : [];
     ctx.body = {
       ...chatJson(chat, { access: chat.access, bookmarked: bookmarked.has('') }),
+      authors: Object.fromEntries(authors.map((u: { id: string; name: string }) => [u.id, u.name])),
       total_credits: microToCredits(total),
       shares: chat.access === 'owner' ? await sharesOf(deps.db, chat.id) : undefined,
       messages: messages.map((m) => ({

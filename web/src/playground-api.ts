@@ -8,7 +8,7 @@ export interface Receipt {
 }
 export interface ChatMessage {
   id: string; role: 'user' | 'assistant'; kind: 'text' | 'image' | 'audio' | 'video'; content: string; files: string[]; model: string | null; request_id: string | null;
-  status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed'; error: string | null; bookmarked: boolean; receipt: Receipt | null;
+  status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed'; error: string | null; bookmarked: boolean; receipt: Receipt | null; user_id?: string | null;
   /** A video message's durable job. */
   job?: { id: string; status: 'queued' | 'processing' | 'succeeded' | 'failed'; progress: number; error: { message: string } | null };
   /** The request a generation was made with: sending it again (regenerate) makes another with the same parameters. */
@@ -28,7 +28,9 @@ export interface ChatSummary {
   archived: boolean;
 }
 export interface ChatDetail extends ChatSummary {
-  total_credits: number; messages: ChatMessage[]; shares?: Array<{ userId: string; email: string; access: 'read' | 'continue' }>;
+  total_credits: number; messages: ChatMessage[];
+  /** The names of the messages' authors, by user id. */
+  authors?: Record<string, string>; shares?: Array<{ userId: string; email: string; access: 'read' | 'continue' }>;
 }
 export interface Project { id: string; name: string; instructions: string; pinned: boolean; createdAt: number }
 export interface PlaygroundFile { id: string; filename: string; content_type: string; bytes: number; chat_id: string | null; project_id: string | null }

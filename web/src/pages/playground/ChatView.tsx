@@ -2,7 +2,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { playground, uploadOf, type ChatMessage } from '../../playground-api';
-import { useCan } from '../../session';
+import { useCan, useMe } from '../../session';
 import { credits, ErrorNote, Loading } from '../../ui';
 import { MessageItem } from './MessageItem';
 import { ModelPicker, ParamsPanel } from './ModelPicker';
@@ -14,6 +14,7 @@ import { ChatActions, ChatTitle } from './ChatActions';
 
 export function ChatView({ chatId }: { chatId: string }) {
   const can = useCan();
+  const me = useMe().data?.user?.id;
   const client = useQueryClient();
   // A reader who may not send switches branches for themselves; others switch what the chat shows (kept on reload).
   const [readBranch, setReadBranch] = useState<string | undefined>();
@@ -69,7 +70,8 @@ export function ChatView({ chatId }: { chatId: string }) {
       <div className="messages">
         {c.messages.length === 0 && <p className="empty">No messages yet.</p>}
         {c.messages.map((m) => (
-          <MessageItem key={m.id} chatId={chatId} message={m} canSend={canSend} onBookmark={(on) => void bookmark(m.id, on)} onResend={(content) => send.mutate({ content, from: m.id })} onBranch={switchTo} />
+          <MessageItem key={m.id} chatId={chatId} message={m} canSend={canSend} onBookmark={(on) => void bookmark(m.id, on)} onResend={(content) => send.mutate({ content, from: m.id })} onBranch={switchTo}
+            author={m.user_id && m.user_id !== me ? c.authors?.[m.user_id] ?? 'A member' : null} />
         ))}
       </div>
       {canSend && regenerate && <button type="button" className="secondary" disabled={again.isPending || reply.isPending} onClick={regenerate}>Regenerate</button>}

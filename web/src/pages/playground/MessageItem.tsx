@@ -13,9 +13,11 @@ interface Props {
   onResend: (content: string) => void;
   /** Shows the branch through another message of this turn. */
   onBranch: (messageId: string) => void;
+  /** The author's name when another member wrote the prompt (null: the reader wrote it). */
+  author?: string | null;
 }
 
-export function MessageItem({ chatId, message, canSend, onBookmark, onResend, onBranch }: Props) {
+export function MessageItem({ chatId, message, canSend, onBookmark, onResend, onBranch, author = null }: Props) {
   const running = message.status === 'running';
   const live = useReply(chatId, running && message.kind === 'text' ? message.id : null);
   const [editing, setEditing] = useState<string | null>(null);
@@ -23,7 +25,7 @@ export function MessageItem({ chatId, message, canSend, onBookmark, onResend, on
   return (
     <article className={`message ${message.role}`} aria-label={`${message.role} message`} data-status={message.status}>
       <header className="message-head">
-        <span>{message.role === 'user' ? 'You' : message.model}</span>
+        <span>{message.role === 'user' ? author ?? 'You' : message.model}</span>
         <span className="message-actions">
           <BranchSwitch message={message} onBranch={onBranch} />
           <button type="button" className="link" aria-pressed={message.bookmarked} onClick={() => onBookmark(!message.bookmarked)}>
