@@ -5,6 +5,7 @@
  * messages (spending the workspace's credits); `read` only reads.
  */
 import type { Knex } from 'knex';
+import { Lexer, type Token } from 'marked';
 import { newId } from '../core/ids';
 import { InvalidRequestError, NotFoundError, PermissionDeniedError } from '../core/errors';
 
@@ -22,6 +23,10 @@ export interface Chat {
   params: Record<string, unknown>;
   visibility: Visibility;
   workspaceAccess: 'read' | 'continue';
+  /** The last message of the branch on show (null: no messages yet). */
+  currentMessageId: string | null;
+  /** When the owner archived it (hidden from the chat list); null: not archived. */
+  archivedAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -38,6 +43,8 @@ export interface Message {
   status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed';
   error: string | null;
   userId: string | null;
+  /** The message this one follows (null: the chat's first turn); siblings (same parent) are branches. */
+  parentId: string | null;
   createdAt: number;
   /** The request a generation was made with (its endpoint under /chats/:id/ and the body sent): regenerating sends it again. */
   generation?: { endpoint: string; body: Record<string, unknown> } | null;
@@ -50,21 +57,24 @@ const seconds = (d: Date | string) => Math.floor(new Date(d).getTime() / 1000);
 function toChat(r: any): Chat {
   return {
     id: r.id, workspaceId: r.workspace_id, userId: r.user_id, projectId: r.project_id, title: r.title, model: r.model, systemPrompt: r.system_prompt,
-    params: r.params ?? {}, visibility: r.visibility, workspaceAccess: r.workspace_access, createdAt: seconds(r.created_at), updatedAt: seconds(r.updated_at),
+    params: r.params ?? {}, visibility: r.visibility, workspaceAccess: r.workspace_access, currentMessageId: r.current_message_id ?? null, archivedAt: r.archived_at ? seconds(r.archived_at) : null, createdAt: seconds(r.created_at), updatedAt: seconds(r.updated_at),
   };
 }
 
 export function toMessage(r: any): Message {
   return {
     id: r.id, chatId: r.chat_id, role: r.role, kind: r.kind, content: r.content, files: r.files ?? [], model: r.model, requestId: r.request_id,
-    status: r.status, error: r.error, userId: r.user_id, createdAt: seconds(r.created_at), generation: r.generation ?? null,
+    status: r.status, error: r.error, userId: r.user_id, parentId: r.parent_id ?? null, createdAt: seconds(r.created_at), generation: r.generation ?? null,
   };
 }
 
 const RANK: Record<Access, number> = { read: 0, continue: 1, owner: 2 };
 
-/** Chats `reader` may see, newest first, with the access each gives them; `search` matches titles and message text. */
-export async function listChats(db: Knex, reader: Reader, opts: { search?: string; projectId?: string } = {}): Promise<Array<Chat & { access: Access; bookmarked: boolean }>> {
+/**
+ * Chats `reader` may see, newest first, with the access each gives them; `search` matches titles and message
+ * text. Archived chats are left out, or are the only ones with `archived`.
+ */
+export async function listChats(db: Knex, reader: Reader, opts: { search?: string; projectId?: string; archived?: boolean } = {}): Promise<Array<Chat & { access: Access; bookmarked: boolean }>> {
   const q = db('playground_chats as c')
     .leftJoin('playground_shares as s', function () { this.on('s.chat_id', 'c.id').andOn('s.user_id', db.raw('?', [reader.userId])); })
     .leftJoin('playground_bookmarks as b', function () { this.on('b.chat_id', 'c.id').andOn('b.user_id', db.raw('?', [reader.userId])).andOn('b.message_id', db.raw("''")); })
@@ -74,6 +84,8 @@ export async function listChats(db: Knex, reader: Reader, opts: { search?: strin
     .orderBy([{ column: 'b.chat_id', order: 'asc', nulls: 'last' } as any, { column: 'c.updated_at', order: 'desc' }])
     .limit(200);
   if (opts.projectId) q.where('c.project_id', opts.projectId);
+  if (opts.archived) q.whereNotNull('c.archived_at');
+  else q.whereNull('c.archived_at');
   if (opts.search?.trim()) {
     const like = `%${opts.search.trim().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
     q.andWhere((w) => { void w.whereILike('c.title', like).orWhereExists(db('playground_messages as m').whereRaw('m.chat_id = c.id').andWhereILike('m.content', like)); });
@@ -114,14 +126,58 @@ export async function createChat(db: Knex, reader: Reader, opts: { title?: unkno
   return toChat(row);
 }
 
-/** Settings the owner (or a member who may continue) changes: title, model, system prompt, parameters, project. */
+const TITLE_WORDS = 6;
+const TITLE_CHARS = 48;
+
+/** The words of markdown as read (emphasis, links, code spans as their text); code blocks and HTML left out; blocks on lines of their own. */
+function plainText(tokens: Token[]): string {
+  return tokens.map((t): string => {
+    if (t.type === 'code' || t.type === 'html' || t.type === 'hr' || t.type === 'space') return '\n';
+    if (t.type === 'list') return (t.items as Token[]).map((i) => plainText((i as Token & { tokens: Token[] }).tokens)).join('\n');
+    if (t.type === 'table') return '\n';
+    const inner = 'tokens' in t && Array.isArray(t.tokens) ? plainText(t.tokens) : 'text' in t && typeof t.text === 'string' ? t.text : '';
+    return ['paragraph', 'heading', 'blockquote'].includes(t.type) ? `${inner}\n` : inner;
+  }).join('');
+}
+
+/**
+ * A chat's automatic title, from its first prompt and without asking a model: the first sentence (or line)
+ * of its text as read, markdown removed (a prompt of code alone: its code), cut to six words and 48 characters ("…" where it was cut).
+ * Null when the prompt has no words (an attachment alone): the chat keeps its title.
+ */
+export function titleFrom(prompt: string): string | null {
+  const tokens = new Lexer().lex(prompt);
+  // A prompt of code alone is titled by its code.
+  const text = plainText(tokens).trim() || tokens.flatMap((t) => (t.type === 'code' ? [t.text as string] : [])).join('\n').trim() || prompt.trim();
+  const sentence = text.split(/(?<=[.!?])\s|\n/).map((l) => l.trim()).find(Boolean) ?? '';
+  const words = sentence.split(/\s+/).filter(Boolean);
+  let title = words.slice(0, TITLE_WORDS).join(' ');
+  let cut = words.length > TITLE_WORDS;
+  if (title.length > TITLE_CHARS) {
+    const space = title.lastIndexOf(' ', TITLE_CHARS);
+    title = title.slice(0, space > TITLE_CHARS / 2 ? space : TITLE_CHARS);
+    cut = true;
+  }
+  title = title.replace(/[\s,;:.\-–—]+$/, '');
+  if (!title) return null;
+  return cut && !/[?!]$/.test(title) ? `${title}…` : title;
+}
+
+/** Settings the owner (or a member who may continue) changes: title, model, system prompt, parameters, project; archived (the owner's). */
 export async function updateChat(db: Knex, chat: Chat, patch: Record<string, unknown>): Promise<Chat> {
   const update: Record<string, unknown> = { updated_at: db.fn.now() };
-  if (typeof patch.title === 'string' && patch.title.trim()) update.title = patch.title.trim().slice(0, 200);
+  if (patch.title !== undefined) {
+    if (typeof patch.title !== 'string' || !patch.title.trim()) throw new InvalidRequestError('A chat\'s title cannot be empty.', { param: 'title' });
+    update.title = patch.title.trim().slice(0, 200);
+  }
   if (typeof patch.model === 'string') update.model = patch.model;
   if (typeof patch.system_prompt === 'string') update.system_prompt = patch.system_prompt;
   if (isObject(patch.params)) update.params = JSON.stringify(patch.params);
   if (patch.project_id !== undefined) update.project_id = patch.project_id;
+  if (patch.archived !== undefined) {
+    if (typeof patch.archived !== 'boolean') throw new InvalidRequestError('archived must be true or false.', { param: 'archived' });
+    update.archived_at = patch.archived ? db.fn.now() : null;
+  }
   const [row] = await db('playground_chats').where({ id: chat.id }).update(update, '*');
   return toChat(row);
 }
@@ -130,12 +186,13 @@ export async function messagesOf(db: Knex, chatId: string): Promise<Message[]> {
   return (await db('playground_messages').where({ chat_id: chatId }).orderBy('position')).map(toMessage);
 }
 
+/** Adds a message after `parentId` (null: a first turn) and shows its branch. */
 export async function addMessage(db: Knex, m: Omit<Message, 'id' | 'createdAt' | 'error' | 'files' | 'kind'> & { files?: string[]; kind?: Message['kind'] }): Promise<Message> {
   const [row] = await db('playground_messages').insert({
     id: newId('msg'), chat_id: m.chatId, role: m.role, kind: m.kind ?? 'text', content: m.content, files: JSON.stringify(m.files ?? []), model: m.model,
-    request_id: m.requestId, status: m.status, user_id: m.userId, ...(m.generation ? { generation: JSON.stringify(m.generation) } : {}),
+    request_id: m.requestId, status: m.status, user_id: m.userId, parent_id: m.parentId, ...(m.generation ? { generation: JSON.stringify(m.generation) } : {}),
   }, '*');
-  await db('playground_chats').where({ id: m.chatId }).update({ updated_at: db.fn.now() });
+  await db('playground_chats').where({ id: m.chatId }).update({ updated_at: db.fn.now(), current_message_id: row.id });
   return toMessage(row);
 }
 
@@ -153,11 +210,43 @@ export async function saveReplySoFar(db: Knex, id: string, content: string): Pro
   await db('playground_messages').where({ id, status: 'running' }).update({ content });
 }
 
-/** Drops the messages from `messageId` on (edit-and-resend and regenerate continue from there). */
-export async function truncateFrom(db: Knex, chatId: string, messageId: string): Promise<void> {
-  const at = await db('playground_messages').where({ chat_id: chatId, id: messageId }).first('position');
-  if (!at) throw new NotFoundError(`No message with id '${messageId}' in this chat.`, { code: 'message_not_found' });
-  await db('playground_messages').where({ chat_id: chatId }).andWhere('position', '>=', at.position).delete();
+// Branches: a chat is a tree of messages; the one on show runs from a first turn to `currentMessageId`.
+
+export interface BranchMessage extends Message {
+  /** The message's siblings (itself included), oldest first: the branches one may switch between here. */
+  siblings: string[];
+}
+
+/** The messages from the first turn to `leafId` (the chat's current message when not given), each with its siblings. */
+export function branchTo(all: Message[], leafId: string | null): BranchMessage[] {
+  const byId = new Map(all.map((m) => [m.id, m]));
+  const path: Message[] = [];
+  for (let m = leafId ? byId.get(leafId) : undefined; m; m = m.parentId ? byId.get(m.parentId) : undefined) path.unshift(m);
+  return path.map((m) => ({ ...m, siblings: all.filter((s) => s.parentId === m.parentId).map((s) => s.id) }));
+}
+
+/** The last message of the branch through `messageId`: from there on, the newest reply or prompt at each turn. */
+export function latestUnder(all: Message[], messageId: string): string {
+  let id = messageId;
+  for (;;) {
+    const next = all.filter((m) => m.parentId === id).at(-1);
+    if (!next) return id;
+    id = next.id;
+  }
+}
+
+/** The branch shown: through `through` (a message of it) when given, else the chat's current one. */
+export async function branchOf(db: Knex, chat: Chat, through?: string): Promise<BranchMessage[]> {
+  const all = await messagesOf(db, chat.id);
+  if (through !== undefined && !all.some((m) => m.id === through)) throw new NotFoundError(`No message with id '${through}' in this chat.`, { code: 'message_not_found', param: 'branch' });
+  return branchTo(all, through !== undefined ? latestUnder(all, through) : chat.currentMessageId ?? all.at(-1)?.id ?? null);
+}
+
+/** Shows the branch through `messageId` (the chat remembers it, for every reader and after a reload). */
+export async function selectBranch(db: Knex, chat: Chat, messageId: string): Promise<void> {
+  const all = await messagesOf(db, chat.id);
+  if (!all.some((m) => m.id === messageId)) throw new NotFoundError(`No message with id '${messageId}' in this chat.`, { code: 'message_not_found', param: 'branch' });
+  await db('playground_chats').where({ id: chat.id }).update({ current_message_id: latestUnder(all, messageId) });
 }
 
 export async function messageByRequest(db: Knex, requestId: string): Promise<Message | null> {

@@ -4,7 +4,8 @@
  *   GET  /api/auth/signup-policy       who may sign up (SIGNUP_MODE, the allowed e-mail domains), for the sign-up page
  *   POST /api/auth/signup              {email, password, name?, altcha, invite_token?}: account (+ own workspace in open
  *                                      mode); the same 201 whether or not the address has an account (the e-mail differs)
- *   POST /api/auth/verify              {token}: confirms the address (its workspaces become active) and signs in
+ *   POST /api/auth/verify              {token, invite_token?}: confirms the address (its workspaces become active) and
+ *                                      signs in; with the invitation the account was made from, joins its workspace
  *   POST /api/auth/resend              {email}: a new verification e-mail (202 whether or not the account exists)
  *   POST /api/auth/signin              {email, password}: throttled per account and address
  *   POST /api/auth/signout             this session; /api/auth/signout-all: every session of the account
@@ -33,7 +34,7 @@ import { newCaptchaChallenge, verifyCaptcha, type CaptchaSettings } from '../../
 import { acceptInvitation, createWorkspaceWithOwner, memberRole, previewInvitation, workspacesOfUser } from '../../domain/members';
 import { permissionMatrix, permissionsOf } from '../../domain/permissions';
 import { audit } from '../../domain/audit';
-import { InvalidRequestError, PermissionDeniedError } from '../../core/errors';
+import { ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError } from '../../core/errors';
 
 export function accountsRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/api' });
@@ -80,10 +81,23 @@ export function accountsRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.post('/auth/verify', async (ctx) => {
-    const user = await verifyEmail(deps.db, (await body(ctx)).token);
+    const b = await body(ctx);
+    const user = await verifyEmail(deps.db, b.token);
     const session = await createSession(deps.db, user.id);
     setSessionCookie(ctx, session.token);
-    ctx.body = { object: 'user', id: user.id, email: user.email, name: user.name, email_verified: true };
+    // An account made from an invitation link joins the inviting workspace as soon as its address is confirmed
+    // (the invitation is for this address: acceptInvitation checks). One no longer valid leaves the account as it
+    // is; the page then shows the invitation's state.
+    const joined = b.invite_token === undefined ? null
+      : await acceptInvitation(deps.db, { token: b.invite_token, userId: user.id, email: user.email }).catch((err: unknown) => {
+        if (err instanceof ConflictError || err instanceof NotFoundError || err instanceof PermissionDeniedError || err instanceof InvalidRequestError) return null;
+        throw err;
+      });
+    if (joined) await deps.db('sessions').where({ id: session.sessionId }).update({ workspace_id: joined.workspaceId });
+    ctx.body = {
+      object: 'user', id: user.id, email: user.email, name: user.name, email_verified: true,
+      joined: joined ? { workspace_id: joined.workspaceId, role: joined.role } : null,
+    };
   });
 
   router.post('/auth/resend', async (ctx) => {

@@ -2,12 +2,16 @@
  * The Playground's endpoints under /api/playground, for a signed-in member (session cookie, same-origin
  * state changes). Reading follows the chat's sharing (a chat one may not read is a 404); sending needs
  * `continue` access and the role's `playground.use` (a Viewer reads, never spends).
- *   GET    /chats?search=&project_id=       chats the member can read (bookmarked first)
+ *   GET    /chats?search=&project_id=&archived=  chats the member can read (bookmarked first); archived ones only with archived=true
  *   POST   /chats                           {title?, model, system_prompt?, params?, project_id?}
- *   GET    /chats/:id                       the chat, its messages with receipts, its running total
- *   PATCH  /chats/:id                       {title?, model?, system_prompt?, params?, project_id?}
+ *   GET    /chats/:id?branch=               the chat, the messages of the branch on show (or of the one through
+ *                                           message `branch`) with receipts and siblings, its running total
+ *   PATCH  /chats/:id                       {title?, model?, system_prompt?, params?, project_id?, archived?, branch?}: `branch`
+ *                                           (a message id) shows the branch through it, for everyone and after a reload
  *   DELETE /chats/:id                       (owner)
- *   POST   /chats/:id/messages              {content, files?, model?, params?, from?}: `from` (a message id) edits and resends / regenerates from there
+ *   POST   /chats/:id/messages              {content, files?, model?, params?, from?, regenerate?}: continues the branch on
+ *                                           show; `from` (a prompt's id) edits it into a new branch beside it;
+ *                                           `regenerate` (a reply's id) answers its prompt again, a new branch beside it
  *   POST   /chats/:id/images                {prompt, model, size?, n?, quality?}
  *   POST   /chats/:id/speech                {model, voice, input, response_format?}: an audio message with its player file
  *   POST   /chats/:id/videos                {model, prompt, duration?, resolution?, ...}: a durable video job on a 'video' message
@@ -34,8 +38,8 @@ import { assertPermission } from '../http/permissions';
 import { InvalidRequestError, NotFoundError } from '../../core/errors';
 import { microToCredits } from '../../core/money';
 import {
-  addMessage, bookmarksOf, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, setBookmark, setSharing,
-  sharesOf, truncateFrom, updateChat, type Chat, type Message, type Reader,
+  addMessage, bookmarksOf, branchOf, branchTo, chatFor, createChat, fileRecord, listChats, messagesOf, projectFor, selectBranch, setBookmark, setSharing,
+  sharesOf, titleFrom, updateChat, type Chat, type Message, type Reader,
 } from '../../domain/playground';
 import { assertStorageLeft, deleteChat, filesForChat, storeUpload } from '../../domain/playground-files';
 import { chatTotalMicro, receiptsFor } from '../../domain/playground-receipts';
@@ -74,7 +78,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
   });
 
   router.get('/chats', async (ctx) => {
-    const chats = await listChats(deps.db, reader(ctx), { search: str(ctx.query.search), projectId: str(ctx.query.project_id) });
+    const chats = await listChats(deps.db, reader(ctx), { search: str(ctx.query.search), projectId: str(ctx.query.project_id), archived: ctx.query.archived === 'true' });
     ctx.body = { object: 'list', data: chats.map((c) => chatJson(c, { access: c.access, bookmarked: c.bookmarked })) };
   });
 
@@ -89,28 +93,40 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
 
   router.get('/chats/:id', async (ctx) => {
     const chat = await chatFor(deps.db, reader(ctx), ctx.params.id);
-    let messages = await messagesOf(deps.db, chat.id);
-    if (await runs.settleOrphans(deps.db, messages)) messages = await messagesOf(deps.db, chat.id);
+    const through = str(ctx.query.branch);
+    let messages = await branchOf(deps.db, chat, through);
+    if (await runs.settleOrphans(deps.db, messages)) messages = await branchOf(deps.db, chat, through);
     const receipts = await receiptsFor(deps.db, chat.workspaceId, messages.flatMap((m) => (m.requestId && m.role === 'assistant' ? [m.requestId] : [])));
     const jobs = await videoJobsOf(chat, messages);
     const bookmarked = new Set((await deps.db('playground_bookmarks').where({ user_id: reader(ctx).userId, chat_id: chat.id }).pluck('message_id')) as string[]);
     const total = await chatTotalMicro(deps.db, chat.workspaceId, chat.id);
     const files = await filesForChat(deps.db, chat);
     const attachments = (m: Message) => m.files.map((id) => ({ id, filename: files.get(id)?.filename ?? null, content_type: files.get(id)?.contentType ?? null }));
+    // Who wrote each prompt, by name: in a shared chat, everyone's messages are not "You".
+    const authorIds = [...new Set(messages.flatMap((m) => (m.userId ? [m.userId] : [])))];
+    const authors = authorIds.length ? await deps.db('users').whereIn('id', authorIds).select('id', 'name') : [];
     ctx.body = {
       ...chatJson(chat, { access: chat.access, bookmarked: bookmarked.has('') }),
+      authors: Object.fromEntries(authors.map((u: { id: string; name: string }) => [u.id, u.name])),
       total_credits: microToCredits(total),
       shares: chat.access === 'owner' ? await sharesOf(deps.db, chat.id) : undefined,
-      messages: messages.map((m) => ({ ...messageJson(m), attachments: attachments(m), bookmarked: bookmarked.has(m.id), receipt: m.requestId ? receipts.get(m.requestId) ?? null : null, job: jobs.has(m.id) ? jobJson(jobs.get(m.id) as VideoJob) : undefined })),
+      messages: messages.map((m) => ({
+        ...messageJson(m), attachments: attachments(m), bookmarked: bookmarked.has(m.id), receipt: m.requestId ? receipts.get(m.requestId) ?? null : null,
+        job: jobs.has(m.id) ? jobJson(jobs.get(m.id) as VideoJob) : undefined, siblings: m.siblings,
+      })),
     };
   });
 
   router.patch('/chats/:id', async (ctx) => {
     const chat = await chatFor(deps.db, reader(ctx), ctx.params.id, 'continue');
     const b = await body(ctx);
-    // Moving a chat into or out of a project is the owner's, into one of the owner's projects.
-    if (b.project_id !== undefined) await chatFor(deps.db, reader(ctx), chat.id, 'owner');
+    // Moving a chat into or out of a project, and archiving it, are the owner's (into one of the owner's projects).
+    if (b.project_id !== undefined || b.archived !== undefined) await chatFor(deps.db, reader(ctx), chat.id, 'owner');
     if (b.project_id !== undefined && b.project_id !== null) await projectFor(deps.db, reader(ctx), String(b.project_id));
+    if (b.branch !== undefined) {
+      if (typeof b.branch !== 'string') throw new InvalidRequestError('branch must be the id of a message of this chat.', { param: 'branch' });
+      await selectBranch(deps.db, chat, b.branch);
+    }
     ctx.body = chatJson(await updateChat(deps.db, chat, b), { access: chat.access });
   });
 
@@ -125,25 +141,34 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     const b = await body(ctx);
     const content = typeof b.content === 'string' ? b.content : '';
     const fileIds = Array.isArray(b.files) ? b.files.map(String) : [];
-    if (!content.trim() && fileIds.length === 0) throw new InvalidRequestError('Write a message or attach a file.', { param: 'content' });
+    if (!content.trim() && fileIds.length === 0 && b.regenerate === undefined) throw new InvalidRequestError('Write a message or attach a file.', { param: 'content' });
     const model = typeof b.model === 'string' ? b.model : chat.model;
     const params = isObject(b.params) ? b.params : chat.params;
     const files = await filesForChat(deps.db, chat);
     for (const id of fileIds) {
       if (!files.has(id)) throw new NotFoundError(`No file with id '${id}' in this chat.`, { code: 'file_not_found', param: 'files' });
     }
-    if (typeof b.from === 'string') await truncateFrom(deps.db, chat.id, b.from);
-    const history = await messagesOf(deps.db, chat.id);
-    const pending: Message = { id: '', chatId: chat.id, role: 'user', kind: 'text', content, files: fileIds, model: null, requestId: null, status: 'sent', error: null, userId: reader(ctx).userId, createdAt: 0 };
+    const all = await messagesOf(deps.db, chat.id);
+    // Where the new turn goes: after the branch on show, beside an edited prompt, or beside a reply asked again.
+    const regenerated = typeof b.regenerate === 'string' ? all.find((m) => m.id === b.regenerate) : undefined;
+    const edited = typeof b.from === 'string' ? all.find((m) => m.id === b.from) : undefined;
+    if (b.regenerate !== undefined && (!regenerated || regenerated.role !== 'assistant' || regenerated.kind !== 'text' || !regenerated.parentId)) {
+      throw new NotFoundError(`No chat reply with id '${String(b.regenerate)}' in this chat.`, { code: 'message_not_found', param: 'regenerate' });
+    }
+    if (b.from !== undefined && (!edited || edited.role !== 'user')) throw new NotFoundError(`No prompt with id '${String(b.from)}' in this chat.`, { code: 'message_not_found', param: 'from' });
+    const parentId = regenerated ? regenerated.parentId : edited ? edited.parentId : chat.currentMessageId ?? all.at(-1)?.id ?? null;
+    const history = parentId ? branchTo(all, parentId) : [];
+    const prompt = regenerated ? history.at(-1) as Message : undefined;
+    const pending: Message = { id: '', chatId: chat.id, role: 'user', kind: 'text', content, files: fileIds, model: null, requestId: null, status: 'sent', error: null, userId: reader(ctx).userId, parentId, createdAt: 0 };
     const request = await chatBody(deps.storage, {
       chat, instructions: chat.projectId ? (await projectFor(deps.db, { ...reader(ctx), userId: chat.userId }, chat.projectId)).instructions : '',
-      history: [...history, pending], files, model, params,
+      history: prompt ? history : [...history, pending], files, model, params,
     });
     await checkRequestedModel(ctx, deps, 'chat.completions', model, request);
-    const user = await addMessage(deps.db, { ...pending });
-    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', content: '', model, requestId: ctx.state.requestId, status: 'running', userId: reader(ctx).userId });
+    const user = prompt ?? await addMessage(deps.db, { ...pending });
+    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', content: '', model, requestId: ctx.state.requestId, status: 'running', userId: reader(ctx).userId, parentId: user.id });
     const patch: Record<string, unknown> = { model, params };
-    if (chat.title === 'New chat' && content.trim()) patch.title = content.trim().split('\n')[0].slice(0, 60);
+    if (chat.title === 'New chat' && !prompt) patch.title = titleFrom(content) ?? undefined;
     await updateChat(deps.db, chat, patch);
     await runs.startReply(ctx, assistant, request as typeof request & Record<string, unknown>);
     ctx.status = 202;
@@ -308,9 +333,10 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
 
   /** The member's prompt and the running assistant message a generation fills in (the prompt titles a new chat). */
   async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string; files?: string[]; generation: Message['generation'] }): Promise<Message> {
-    await addMessage(deps.db, { chatId: chat.id, role: 'user', content: prompt, files: run.files, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId });
-    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId, generation: run.generation });
-    if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: prompt.slice(0, 60) });
+    const parentId = chat.currentMessageId ?? (await messagesOf(deps.db, chat.id)).at(-1)?.id ?? null;
+    const user = await addMessage(deps.db, { chatId: chat.id, role: 'user', content: prompt, files: run.files, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId, parentId });
+    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId, generation: run.generation, parentId: user.id });
+    if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: titleFrom(prompt) ?? undefined });
     return assistant;
   }
 
@@ -336,14 +362,14 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
 function chatJson(c: Chat, extra: Record<string, unknown>) {
   return {
     id: c.id, object: 'playground.chat', title: c.title, model: c.model, system_prompt: c.systemPrompt, params: c.params, project_id: c.projectId,
-    owner_id: c.userId, visibility: c.visibility, workspace_access: c.workspaceAccess, created_at: c.createdAt, updated_at: c.updatedAt, ...extra,
+    owner_id: c.userId, visibility: c.visibility, workspace_access: c.workspaceAccess, current_message_id: c.currentMessageId, archived: c.archivedAt !== null, created_at: c.createdAt, updated_at: c.updatedAt, ...extra,
   };
 }
 
 function messageJson(m: Message) {
   return {
     id: m.id, object: 'playground.message', role: m.role, kind: m.kind, content: m.content, files: m.files, model: m.model, request_id: m.requestId,
-    status: m.status, error: m.error, user_id: m.userId, created_at: m.createdAt, generation: m.generation ?? null,
+    status: m.status, error: m.error, user_id: m.userId, parent_id: m.parentId, created_at: m.createdAt, generation: m.generation ?? null,
   };
 }
 

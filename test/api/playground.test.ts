@@ -43,7 +43,7 @@ describe('Playground API: chats, receipts, sharing and roles', function () {
     const reply = settled.messages[1];
     expect(reply.status).to.equal('completed');
     expect(reply.content).to.match(/^Simulated reply to .*durable/);
-    expect(settled.title).to.equal('Explain **durable** runs');
+    expect(settled.title, 'a short title, markdown removed').to.equal('Explain durable runs');
     const ledger = await gateway.runtime.db('credit_ledger').where({ request_id: reply.request_id, kind: 'settle' }).sum({ total: 'amount_micro' }).first();
     expect(creditsToMicro(reply.receipt.credits)).to.equal(-Number(ledger?.total)).and.to.be.greaterThan(0);
     expect(reply.receipt).to.include({ modelUsed: 'sim-chat', fallbackDepth: 0, status: 'succeeded' });

@@ -1,13 +1,13 @@
 /**
  * Every page of the app at a phone's width (390x844) and a desktop's (1440x900), in the light and the dark
- * scheme: one h1 per page, no sideways scroll, and no serious or critical axe-core finding. Screenshots of the
+ * scheme (a chat with branches, an invitation link signed out among them): one h1 per page, no sideways scroll, and no serious or critical axe-core finding. Screenshots of the
  * phone layout in both schemes go to docs/screenshots/ (with UPDATE_SCREENSHOTS=1).
  */
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import type { TestGateway } from '../support/gateway';
 import type { SmtpSink } from '../support/notification-sinks';
-import { signUp, type Session } from '../support/people';
+import { linkFromMail, signUp, uniqueEmail, type Session } from '../support/people';
 import { axeViolations } from './axe';
 import { browserSuite } from './browser';
 import { PlaygroundPage } from './pages/playground-pages';
@@ -46,6 +46,7 @@ describe('web app: layout, dark mode and accessibility on every page', function 
   let smtp: SmtpSink;
   let owner: Session;
   let chatPath: string;
+  let invitePath: string;
 
   before(async () => {
     ({ gateway, smtp } = suite);
@@ -55,7 +56,14 @@ describe('web app: layout, dark mode and accessibility on every page', function 
     chatPath = `/playground/${await playground.newChat()}`;
     await playground.send('Show **bold** text and a `code` span');
     await playground.settledReply();
+    // A reply asked again: the chat shows its branch switcher ("< 2/2 >").
+    await playground.regenerateReply();
     await page.close();
+    // An invitation link, as a signed-out person sees it.
+    const guest = uniqueEmail('layout-guest');
+    await owner.json('POST', '/v1/organization/invites', { email: guest, role: 'developer' });
+    const link = await linkFromMail(smtp, guest, '/invite?token=');
+    invitePath = `${link.pathname}${link.search}`;
   });
 
   for (const size of SIZES) {
@@ -71,7 +79,7 @@ describe('web app: layout, dark mode and accessibility on every page', function 
           if (path === '/settings/billing' && size.name === 'phone') await suite.shot(signedIn, `phone-billing-${colorScheme}`, { fullPage: false });
         }
         const signedOut = await suite.newPage({ viewport: size, colorScheme });
-        for (const path of SIGNED_OUT) {
+        for (const path of [...SIGNED_OUT, invitePath]) {
           await signedOut.goto(`${gateway.url}${path}`);
           await settled(signedOut);
           findings.push(...await pageFindings(signedOut, path));

@@ -102,6 +102,8 @@ describe('web app: the Playground in Chromium', function () {
     await mate.open(chatId);
     await mate.page.getByText('shared with you · read').waitFor();
     await mate.page.locator('.markdown strong').first().waitFor();
+    // The owner's prompts read with the owner's name, not "You".
+    await mate.page.getByRole('article', { name: 'user message' }).first().locator('.message-head').getByText('paula', { exact: true }).waitFor();
     expect(await mate.page.getByRole('textbox', { name: 'Message' }).count()).to.equal(0);
     await shot(mate, 'shared');
 

@@ -1,7 +1,8 @@
 /**
  * The web app end to end in Chromium: sign-up with the CAPTCHA solved by the widget, verification by
  * e-mail, an invited developer who makes a key with a preset, the key's charge on the billing page, a
- * viewer without keys, and a revoked key. Screenshots of the main pages go to docs/screenshots/ (with UPDATE_SCREENSHOTS=1).
+ * viewer without keys, and a revoked key. An invitation link opened signed out, whose "create an account"
+ * carries the invitation through sign-up and verification into the inviting workspace. Screenshots of the main pages go to docs/screenshots/ (with UPDATE_SCREENSHOTS=1).
  */
 import { expect } from 'chai';
 import OpenAI from 'openai';
@@ -35,6 +36,42 @@ describe('web app: people and Settings in Chromium', function () {
     await page.goto(link.toString());
     await page.getByRole('navigation', { name: 'Settings' }).waitFor();
   }
+
+  it('carries an invitation through sign-up: a signed-out person who creates an account from the link joins the inviting workspace', async () => {
+    const owner = await person();
+    await signUpAndVerify(owner, 'Ines Inviter', uniqueEmail('inviter'));
+    const guestEmail = uniqueEmail('guest');
+    const members = new MembersPage(owner, gateway.url);
+    await members.open();
+    await members.invite(guestEmail, 'developer');
+    const invite = await linkFromMail(smtp, guestEmail, '/invite?token=');
+
+    const guest = await person();
+    await guest.goto(invite.toString());
+    await guest.getByText("You are invited to Ines Inviter's workspace as developer").waitFor();
+    // Both ways to an account on the page carry the invitation.
+    for (const name of ['create an account', 'Create an account']) {
+      expect(await guest.getByRole('link', { name, exact: true }).getAttribute('href')).to.include(`invite=${invite.searchParams.get('token')}`);
+    }
+    await guest.getByRole('link', { name: 'create an account', exact: true }).click();
+    await guest.getByRole('heading', { name: 'Create your account' }).waitFor();
+    expect(await guest.getByLabel('E-mail').inputValue(), 'the invited address, filled in').to.equal(guestEmail);
+    const signUp = new SignUpPage(guest, gateway.url);
+    await signUp.fill('Gus Guest', guestEmail, PASSWORD);
+    await signUp.solveCaptcha();
+    await signUp.submit();
+    const verify = await linkFromMail(smtp, guestEmail, '/verify?token=');
+    expect(verify.searchParams.get('invite'), 'the invitation rides on the verification link').to.equal(invite.searchParams.get('token'));
+    await guest.goto(verify.toString());
+    await guest.getByRole('navigation', { name: 'Settings' }).waitFor();
+    await guest.getByText(`${guestEmail} · developer`).waitFor();
+    const me = (page: Page) => page.evaluate(() => (globalThis as any).fetch('/api/me').then((r: any) => r.json()));
+    const [mine, inviter] = [await me(guest), await me(owner)];
+    expect(mine.workspace).to.include({ id: inviter.workspace.id, name: "Ines Inviter's workspace", role: 'developer' });
+    // The invitation is used: opening its link again says so.
+    await guest.goto(invite.toString());
+    await guest.getByRole('alert').filter({ hasText: 'This invitation is accepted.' }).waitFor();
+  });
 
   it('signs up, invites a developer who makes a key, sees the charge, and revokes the key', async () => {
     const ownerEmail = uniqueEmail('owner');

@@ -39,7 +39,8 @@ export const api = {
   signupPolicy: () => get<{ mode: 'open' | 'invite-only' | 'closed'; allowed_domains: string[] }>('/api/auth/signup-policy'),
   signUp: (b: { email: string; password: string; name: string; altcha: string; invite_token?: string }) => post<User>('/api/auth/signup', b),
   signIn: (b: { email: string; password: string }) => post<User>('/api/auth/signin', b),
-  verify: (token: string) => post<User>('/api/auth/verify', { token }),
+  /** Confirms the address; with the invitation the account was made from, joins its workspace (`joined`). */
+  verify: (b: { token: string; invite_token?: string }) => post<User & { joined: { workspace_id: string; role: string } | null }>('/api/auth/verify', b),
   resend: (email: string) => post('/api/auth/resend', { email }),
   forgot: (email: string) => post('/api/auth/forgot', { email }),
   reset: (token: string, password: string) => post<User>('/api/auth/reset', { token, password }),

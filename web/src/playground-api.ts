@@ -10,22 +10,29 @@ export interface Receipt {
 }
 export interface ChatMessage {
   id: string; role: 'user' | 'assistant'; kind: 'text' | 'image' | 'audio' | 'video'; content: string; files: string[]; model: string | null; request_id: string | null;
-  status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed'; error: string | null; bookmarked: boolean; receipt: Receipt | null;
+  status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed'; error: string | null; bookmarked: boolean; receipt: Receipt | null; user_id?: string | null;
   /** A video message's durable job. */
   job?: { id: string; status: 'queued' | 'processing' | 'succeeded' | 'failed'; progress: number; error: { message: string } | null };
   /** The request a generation was made with: sending it again (regenerate) makes another with the same parameters. */
   generation?: { endpoint: string; body: Record<string, unknown> } | null;
   /** The message's files with their names and types (in a chat read). */
   attachments?: Array<{ id: string; filename: string | null; content_type: string | null }>;
+  /** The message this one follows; its siblings (itself included, oldest first) are the branches at this turn. */
+  parent_id?: string | null;
+  siblings?: string[];
 }
 /** The media a chat can generate besides images, each at its own endpoint. */
 export type MediaKind = 'speech' | 'videos' | 'music' | 'transcriptions';
 export interface ChatSummary {
   id: string; title: string; model: string; system_prompt: string; params: Record<string, unknown>; owner_id: string; project_id: string | null;
   visibility: 'private' | 'workspace'; workspace_access: 'read' | 'continue'; access: 'read' | 'continue' | 'owner'; bookmarked: boolean; updated_at: number;
+  /** Hidden from the chat list (the Archived view lists it). */
+  archived: boolean;
 }
 export interface ChatDetail extends ChatSummary {
-  total_credits: number; messages: ChatMessage[]; shares?: Array<{ userId: string; email: string; access: 'read' | 'continue' }>;
+  total_credits: number; messages: ChatMessage[];
+  /** The names of the messages' authors, by user id. */
+  authors?: Record<string, string>; shares?: Array<{ userId: string; email: string; access: 'read' | 'continue' }>;
 }
 export interface Project { id: string; name: string; instructions: string; pinned: boolean; createdAt: number }
 export interface PlaygroundFile { id: string; filename: string; content_type: string; bytes: number; chat_id: string | null; project_id: string | null }
@@ -42,12 +49,13 @@ export async function uploadOf(file: File): Promise<Upload> {
 
 const base = '/api/playground';
 export const playground = {
-  chats: (search = '') => request<{ data: ChatSummary[] }>('GET', `${base}/chats${search ? `?search=${encodeURIComponent(search)}` : ''}`),
-  chat: (id: string) => request<ChatDetail>('GET', `${base}/chats/${id}`),
+  chats: (search = '', archived = false) => request<{ data: ChatSummary[] }>('GET', `${base}/chats?${new URLSearchParams({ ...(search ? { search } : {}), ...(archived ? { archived: 'true' } : {}) })}`),
+  /** A chat with the branch on show, or the one through message `branch` (without changing what the chat shows). */
+  chat: (id: string, branch?: string) => request<ChatDetail>('GET', `${base}/chats/${id}${branch ? `?branch=${encodeURIComponent(branch)}` : ''}`),
   createChat: (b: { model: string; title?: string; system_prompt?: string; project_id?: string }) => request<ChatSummary>('POST', `${base}/chats`, b),
   updateChat: (id: string, b: Record<string, unknown>) => request<ChatSummary>('PATCH', `${base}/chats/${id}`, b),
   deleteChat: (id: string) => request('DELETE', `${base}/chats/${id}`),
-  send: (id: string, b: { content: string; files?: string[]; model?: string; params?: Record<string, unknown>; from?: string }) =>
+  send: (id: string, b: { content?: string; files?: string[]; model?: string; params?: Record<string, unknown>; from?: string; regenerate?: string }) =>
     request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/messages`, b),
   generateImage: (id: string, b: { model: string; prompt: string; size?: string }) => request('POST', `${base}/chats/${id}/images`, b),
   generate: (id: string, kind: MediaKind, b: Record<string, unknown>) => request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/${kind}`, b),

@@ -1,6 +1,7 @@
 /** Small building blocks shared by the pages: states (loading, empty, error), fields, tables, dates. */
 import { useId, type ReactNode, type InputHTMLAttributes, type SelectHTMLAttributes } from 'react';
 import { ApiError } from './api';
+import { Link } from './router';
 
 export function Loading({ what }: { what: string }) {
   return <p className="muted" role="status" aria-live="polite">Loading {what}…</p>;
@@ -10,10 +11,19 @@ export function Empty({ children }: { children: ReactNode }) {
   return <p className="empty">{children}</p>;
 }
 
+/** Where an error is put right: a refusal for credits in Billing, a limit with the keys' limits, a model a key may not use in its settings. */
+function fixFor(error: ApiError): { to: string; label: string } | null {
+  if (error.status === 402) return { to: '/settings/billing', label: 'Add credits in Billing' };
+  if (error.status === 429) return { to: '/settings/keys', label: 'See the limits in API keys' };
+  if (error.code === 'model_not_allowed') return { to: '/settings/keys', label: 'Change the key’s models in API keys' };
+  return null;
+}
+
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
   const message = error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
-  return <p className="error" role="alert">{message}</p>;
+  const fix = error instanceof ApiError ? fixFor(error) : null;
+  return <p className="error" role="alert">{message}{fix && <> <Link to={fix.to}>{fix.label}</Link></>}</p>;
 }
 
 export function Field({ label, hint, ...input }: InputHTMLAttributes<HTMLInputElement> & { label: string; hint?: string }) {

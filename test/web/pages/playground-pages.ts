@@ -83,6 +83,75 @@ export class PlaygroundPage {
     await this.page.getByRole('button', { name: 'Regenerate' }).click();
   }
 
+  /** Asks the last reply again (a new branch beside it) and waits for the new reply to settle. */
+  async regenerateReply(): Promise<Locator> {
+    const position = this.lastReply().getByTestId('branch-position');
+    const before = await position.count() ? await position.textContent() : '1/1';
+    const count = Number(before?.split('/')[1]);
+    await this.regenerate();
+    await this.page.getByRole('article', { name: 'assistant message' }).last().getByTestId('branch-position').filter({ hasText: `${count + 1}/${count + 1}` }).waitFor();
+    return this.settledReply();
+  }
+
+  /** Edits a prompt and resends it (a new branch beside it); waits for its reply to settle. */
+  async editPrompt(prompt: Locator, text: string): Promise<Locator> {
+    await prompt.getByRole('button', { name: 'Edit' }).click();
+    await prompt.getByRole('textbox', { name: 'Edit message' }).fill(text);
+    await prompt.getByRole('button', { name: 'Resend' }).click();
+    await this.page.getByRole('article', { name: 'user message' }).filter({ hasText: text }).waitFor();
+    return this.settledReply();
+  }
+
+  /** "< i/n >" of a message: its position among its siblings. */
+  async branchPosition(message: Locator): Promise<string> {
+    return (await message.getByTestId('branch-position').textContent()) ?? '';
+  }
+
+  /** Switches a message to its previous or next sibling and waits until the position shown changed. */
+  async switchBranch(message: Locator, to: 'Previous' | 'Next', expected: string): Promise<void> {
+    const group = message.getByRole('group', { name: /^Versions of this/ });
+    await group.getByRole('button', { name: new RegExp(`^${to} `) }).click();
+    await this.page.getByTestId('branch-position').filter({ hasText: expected }).first().waitFor();
+  }
+
+  /** Sets a numeric parameter of the chat (Model and parameters) and waits until it is saved. */
+  async setParam(name: string, value: string): Promise<void> {
+    const details = this.page.locator('details.settings');
+    if (!await details.evaluate((d: any) => d.open)) await details.locator('summary').click();
+    const saved = this.page.waitForResponse((r) => r.request().method() === 'PATCH' && r.ok());
+    await details.getByLabel(name, { exact: true }).fill(value);
+    await saved;
+  }
+
+  /** The chat list's links (the chats shown: all but archived, or the archived ones in that view). */
+  chatLinks(): Locator {
+    return this.page.getByRole('navigation', { name: 'Chats' }).getByRole('listitem').getByRole('link');
+  }
+
+  async rename(title: string): Promise<void> {
+    await this.page.getByRole('button', { name: 'Rename' }).click();
+    await this.page.getByRole('textbox', { name: 'Chat title' }).fill(title);
+    await this.page.getByRole('button', { name: 'Save title' }).click();
+    await this.page.getByRole('heading', { level: 1, name: title }).waitFor();
+  }
+
+  /** Exports the chat and returns the downloaded file's name and text. */
+  async exportChat(format: 'Markdown' | 'JSON'): Promise<{ name: string; text: string }> {
+    const download = this.page.waitForEvent('download');
+    await this.page.getByRole('button', { name: `Export ${format}` }).click();
+    const file = await download;
+    const chunks: Buffer[] = [];
+    for await (const chunk of await file.createReadStream()) chunks.push(chunk as Buffer);
+    return { name: file.suggestedFilename(), text: Buffer.concat(chunks).toString('utf8') };
+  }
+
+  /** Shows the archived chats in the list, or the others again. */
+  async toggleArchivedView(on: boolean): Promise<void> {
+    const toggle = this.page.getByRole('button', { name: 'Archived', exact: true });
+    if ((await toggle.getAttribute('aria-pressed')) !== String(on)) await toggle.click();
+    await this.page.getByRole('button', { name: 'Archived', exact: true, pressed: on }).waitFor();
+  }
+
   lastReply(): Locator {
     return this.page.getByRole('article', { name: 'assistant message' }).last();
   }

@@ -19,8 +19,13 @@ export function Invite() {
     },
   });
   const here = `/invite?token=${encodeURIComponent(token)}`;
+  const email = preview.data?.email ?? '';
+  const signIn = `/sign-in?next=${encodeURIComponent(here)}&email=${encodeURIComponent(email)}`;
+  const signUp = `/sign-up?invite=${encodeURIComponent(token)}&email=${encodeURIComponent(email)}`;
+  // The page's own account links carry the invitation too: whichever one a person follows, it is not lost.
+  const footer = !me.data?.user && preview.data?.status === 'pending' ? <><Link to={signIn}>Sign in</Link> · <Link to={signUp}>Create an account</Link></> : undefined;
   return (
-    <AuthLayout title="Invitation">
+    <AuthLayout title="Invitation" footer={footer}>
       {preview.isPending && <Loading what="the invitation" />}
       <ErrorNote error={preview.error} />
       {preview.data && (
@@ -28,7 +33,7 @@ export function Invite() {
           <p>You are invited to <strong>{preview.data.workspace.name}</strong> as <strong>{preview.data.role}</strong> ({preview.data.email}).</p>
           {preview.data.status !== 'pending' ? <p className="error" role="alert">This invitation is {preview.data.status}.</p>
             : me.data?.user ? <button type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>Accept invitation</button>
-            : <p><Link to={`/sign-in?next=${encodeURIComponent(here)}&email=${encodeURIComponent(preview.data.email)}`}>Sign in</Link> or <Link to={`/sign-up?invite=${encodeURIComponent(token)}&email=${encodeURIComponent(preview.data.email)}`}>create an account</Link> with {preview.data.email} to accept.</p>}
+            : <p><Link to={signIn}>Sign in</Link> or <Link to={signUp}>create an account</Link> with {preview.data.email} to accept.</p>}
           <ErrorNote error={accept.error} />
         </>
       )}

@@ -9,7 +9,8 @@ import { ProjectList } from './ProjectList';
 
 export function ChatList({ activeId }: { activeId: string | null }) {
   const [search, setSearch] = useState('');
-  const chats = useQuery({ queryKey: ['playground', 'chats', search], queryFn: () => playground.chats(search) });
+  const [archived, setArchived] = useState(false);
+  const chats = useQuery({ queryKey: ['playground', 'chats', search, archived], queryFn: () => playground.chats(search, archived) });
   const bookmarks = useQuery({ queryKey: ['playground', 'bookmarks'], queryFn: playground.bookmarks });
   const can = useCan();
   const client = useQueryClient();
@@ -27,6 +28,8 @@ export function ChatList({ activeId }: { activeId: string | null }) {
       )}
       <ProjectList />
       <input type="search" aria-label="Search chats" placeholder="Search chats" value={search} onChange={(e) => setSearch(e.target.value)} />
+      <button type="button" className="link" aria-pressed={archived} onClick={() => setArchived(!archived)}>Archived</button>
+      {archived && <h2>Archived chats</h2>}
       <ErrorNote error={chats.error ?? create.error} />
       <ul>
         {chats.data?.data.map((c) => (
@@ -37,7 +40,7 @@ export function ChatList({ activeId }: { activeId: string | null }) {
             </Link>
           </li>
         ))}
-        {chats.data?.data.length === 0 && <li className="empty">No chats.</li>}
+        {chats.data?.data.length === 0 && <li className="empty">{archived ? 'No archived chats.' : 'No chats.'}</li>}
       </ul>
       {(bookmarks.data?.data.length ?? 0) > 0 && (
         <section aria-label="Bookmarks">

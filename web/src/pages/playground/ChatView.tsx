@@ -2,7 +2,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { playground, uploadOf, type ChatMessage } from '../../playground-api';
-import { useCan } from '../../session';
+import { useCan, useMe } from '../../session';
 import { credits, ErrorNote, Loading } from '../../ui';
 import { MessageItem } from './MessageItem';
 import { ModelPicker, ParamsPanel } from './ModelPicker';
@@ -10,12 +10,16 @@ import { ShareDialog } from './ShareDialog';
 import { MediaPanel } from './MediaPanel';
 import { MoveToProject, ProjectAttach } from './ChatProject';
 import { DeleteChat } from './DeleteChat';
+import { ChatActions, ChatTitle } from './ChatActions';
 
 export function ChatView({ chatId }: { chatId: string }) {
   const can = useCan();
+  const me = useMe().data?.user?.id;
   const client = useQueryClient();
+  // A reader who may not send switches branches for themselves; others switch what the chat shows (kept on reload).
+  const [readBranch, setReadBranch] = useState<string | undefined>();
   const chat = useQuery({
-    queryKey: ['playground', 'chat', chatId], queryFn: () => playground.chat(chatId),
+    queryKey: ['playground', 'chat', chatId, readBranch ?? null], queryFn: () => playground.chat(chatId, readBranch),
     // Image generations and replies held by another process: read again until they settle.
     refetchInterval: (q) => (q.state.data?.messages.some((m) => m.status === 'running') ? 1500 : false),
   });
@@ -29,7 +33,10 @@ export function ChatView({ chatId }: { chatId: string }) {
     mutationFn: (b: { content: string; from?: string }) => playground.send(chatId, { ...b, files: b.from ? undefined : files.map((f) => f.id) }),
     onSuccess: () => { setDraft(''); setFiles([]); void refresh(); },
   });
-  // A generation is made again from its kept request, beside the earlier one; a chat reply is replaced.
+  // A chat reply asked again is a new branch beside the earlier one (both kept, with their receipts).
+  const reply = useMutation({ mutationFn: (id: string) => playground.send(chatId, { regenerate: id }), onSuccess: () => void refresh() });
+  const branch = useMutation({ mutationFn: (id: string) => playground.updateChat(chatId, { branch: id }), onSuccess: () => void refresh() });
+  // A generation is made again from its kept request, after the earlier one.
   const again = useMutation({ mutationFn: (g: NonNullable<ChatMessage['generation']>) => playground.regenerate(chatId, g), onSuccess: () => void refresh() });
   const image = useMutation({ mutationFn: () => playground.generateImage(chatId, { model: imageModel, prompt: draft, size: imageSize }), onSuccess: () => { setDraft(''); void refresh(); } });
   const update = useMutation({ mutationFn: (b: Record<string, unknown>) => playground.updateChat(chatId, b), onSuccess: () => void refresh() });
@@ -43,28 +50,32 @@ export function ChatView({ chatId }: { chatId: string }) {
   if (chat.isError) return <ErrorNote error={chat.error} />;
   const c = chat.data;
   const canSend = can('playground.use') && c.access !== 'read';
-  const [prompt, last] = [c.messages.at(-2), c.messages.at(-1)];
-  const regenerate = last?.role !== 'assistant' || last.status === 'running' || !prompt ? null
+  const last = c.messages.at(-1);
+  const regenerate = last?.role !== 'assistant' || last.status === 'running' ? null
     : last.generation ? () => again.mutate(last.generation!)
-      : last.kind === 'text' ? () => send.mutate({ content: prompt.content, from: prompt.id }) : null;
+      : last.kind === 'text' ? () => reply.mutate(last.id) : null;
+  const switchTo = (id: string) => (canSend ? branch.mutate(id) : setReadBranch(id));
   return (
     <section className="chat" aria-label="Chat">
       <header className="chat-head">
-        <h1>{c.title}</h1>
+        <ChatTitle chat={c} canRename={canSend} />
         <span className="muted" data-testid="chat-total">Total {credits(c.total_credits)} credits</span>
         <button type="button" className="secondary" aria-pressed={c.bookmarked} onClick={() => void bookmark(null, !c.bookmarked)}>{c.bookmarked ? 'Pinned' : 'Pin'}</button>
         {c.access === 'owner' && <button type="button" className="secondary" onClick={() => setSharing(true)}>Share</button>}
+        <ChatActions chat={c} />
         {c.access !== 'owner' && <span className="badge">shared with you · {c.access}</span>}
+        {c.archived && <span className="badge">archived</span>}
       </header>
       {sharing && <ShareDialog chat={c} onClose={() => setSharing(false)} />}
       <div className="messages">
         {c.messages.length === 0 && <p className="empty">No messages yet.</p>}
         {c.messages.map((m) => (
-          <MessageItem key={m.id} chatId={chatId} message={m} canSend={canSend} onBookmark={(on) => void bookmark(m.id, on)} onResend={(content) => send.mutate({ content, from: m.id })} />
+          <MessageItem key={m.id} chatId={chatId} message={m} canSend={canSend} onBookmark={(on) => void bookmark(m.id, on)} onResend={(content) => send.mutate({ content, from: m.id })} onBranch={switchTo}
+            author={m.user_id && m.user_id !== me ? c.authors?.[m.user_id] ?? 'A member' : null} />
         ))}
       </div>
-      {canSend && regenerate && <button type="button" className="secondary" disabled={again.isPending} onClick={regenerate}>Regenerate</button>}
-      <ErrorNote error={again.error} />
+      {canSend && regenerate && <button type="button" className="secondary" disabled={again.isPending || reply.isPending} onClick={regenerate}>Regenerate</button>}
+      <ErrorNote error={again.error ?? reply.error ?? branch.error} />
       {canSend && (
         <form className="composer" onSubmit={(e) => { e.preventDefault(); send.mutate({ content: draft }); }}>
           <textarea aria-label="Message" aria-describedby="composer-keys" value={draft} onChange={(e) => setDraft(e.target.value)} rows={3} placeholder="Write a message (markdown welcome)"

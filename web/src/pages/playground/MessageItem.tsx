@@ -11,9 +11,13 @@ interface Props {
   canSend: boolean;
   onBookmark: (on: boolean) => void;
   onResend: (content: string) => void;
+  /** Shows the branch through another message of this turn. */
+  onBranch: (messageId: string) => void;
+  /** The author's name when another member wrote the prompt (null: the reader wrote it). */
+  author?: string | null;
 }
 
-export function MessageItem({ chatId, message, canSend, onBookmark, onResend }: Props) {
+export function MessageItem({ chatId, message, canSend, onBookmark, onResend, onBranch, author = null }: Props) {
   const running = message.status === 'running';
   const live = useReply(chatId, running && message.kind === 'text' ? message.id : null);
   const [editing, setEditing] = useState<string | null>(null);
@@ -21,8 +25,9 @@ export function MessageItem({ chatId, message, canSend, onBookmark, onResend }: 
   return (
     <article className={`message ${message.role}`} aria-label={`${message.role} message`} data-status={message.status}>
       <header className="message-head">
-        <span>{message.role === 'user' ? 'You' : message.model}</span>
+        <span>{message.role === 'user' ? author ?? 'You' : message.model}</span>
         <span className="message-actions">
+          <BranchSwitch message={message} onBranch={onBranch} />
           <button type="button" className="link" aria-pressed={message.bookmarked} onClick={() => onBookmark(!message.bookmarked)}>
             {message.bookmarked ? 'Bookmarked' : 'Bookmark'}
           </button>
@@ -67,5 +72,20 @@ export function MessageItem({ chatId, message, canSend, onBookmark, onResend }: 
       {message.status === 'stopped' && <p className="muted">Stopped.</p>}
       {message.role === 'assistant' && <Receipt message={message} />}
     </article>
+  );
+}
+
+/** "< 2/3 >" on a message with siblings: the branches at this turn (an edited prompt, a reply asked again). */
+function BranchSwitch({ message, onBranch }: { message: ChatMessage; onBranch: (messageId: string) => void }) {
+  const siblings = message.siblings ?? [];
+  if (siblings.length < 2) return null;
+  const at = siblings.indexOf(message.id);
+  const noun = message.role === 'user' ? 'prompt' : 'reply';
+  return (
+    <span className="branch-switch" role="group" aria-label={`Versions of this ${noun}`}>
+      <button type="button" className="link" aria-label={`Previous ${noun}`} disabled={at <= 0} onClick={() => onBranch(siblings[at - 1])}>&lt;</button>
+      <span data-testid="branch-position">{at + 1}/{siblings.length}</span>
+      <button type="button" className="link" aria-label={`Next ${noun}`} disabled={at >= siblings.length - 1} onClick={() => onBranch(siblings[at + 1])}>&gt;</button>
+    </span>
   );
 }

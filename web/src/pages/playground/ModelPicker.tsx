@@ -1,6 +1,10 @@
-/** Models of one modality from the catalog, grouped by provider, with their price; and the model's parameters. */
+/**
+ * Models of one modality this workspace can use (their provider configured on this gateway), grouped by
+ * provider, with readable prices; and the model's parameters.
+ */
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../../api';
+import { priceText } from '../../prices';
 import type { Model } from '../../types';
 
 export function useModels(modality: string) {
@@ -8,11 +12,7 @@ export function useModels(modality: string) {
   return (models.data?.data ?? []).filter((m) => m.modality === modality && m.available);
 }
 
-function price(m: Model): string {
-  const p = m.pricing as Record<string, number>;
-  const parts = Object.entries(p).filter(([, v]) => typeof v === 'number').slice(0, 2).map(([k, v]) => `${v} ${k.replace(/_/g, ' ')}`);
-  return parts.join(', ');
-}
+const price = (m: Model) => priceText(m.pricing);
 
 export function ModelPicker({ label, modality, value, onChange }: { label: string; modality: string; value: string; onChange: (id: string) => void }) {
   const models = useModels(modality);

@@ -11,7 +11,7 @@ export function Receipt({ message }: { message: ChatMessage }) {
   if (!r) return null;
   const units = r.units ? Object.entries(r.units).map(([k, v]) => `${v} ${k}`).join(', ') : `${r.inputTokens} in · ${r.outputTokens} out tokens`;
   return (
-    <div className="receipt" aria-label="Receipt">
+    <div className="receipt" aria-label="Receipt" data-request-id={r.requestId}>
       <span data-testid="receipt-credits">{credits(r.credits)}</span> credits · {units} · served by <b>{r.modelUsed ?? '—'}</b>
       {r.deployment && <> on deployment <b data-testid="receipt-deployment">{r.deployment}</b></>}
       {r.fallbackDepth > 0 && <> (fell back from {r.modelRequested}, {r.fallbackDepth} hop{r.fallbackDepth > 1 ? 's' : ''})</>}
