@@ -13,6 +13,7 @@ import { GatewayError, InternalError, InvalidRequestError, NotFoundError, Upstre
 import { eligibleModel } from '../domain/model-eligibility';
 import { modelAdapter } from '../endpoints/model-adapter';
 import type { UsageRecord } from '../domain/request-accounting';
+import type { KeySource } from '../domain/usage-record';
 import {
   completeVideoJob, failVideoJob, findVideoOperation, isVideoJobOpen, markVideoJobProcessing, recordVideoOperation, recordVideoProgress,
   type StoredVideo, type VideoJobError, type VideoJobSpec,
@@ -21,6 +22,7 @@ import type { SimulationDirective, VideoModelAdapter, VideoSubmitRequest } from 
 import type { ActivityDeps } from './deps';
 import { signalSettlementWatchers } from './budget-signal';
 import { heartbeating } from './heartbeat';
+import { servingFor } from './requests';
 
 /** Largest video copied from a provider's URL. */
 const MAX_VIDEO_BYTES = 2 * 1024 ** 3;
@@ -39,10 +41,21 @@ export type VideoPollOutcome =
 const OWN_FIELDS = new Set(['duration', 'resolution', 'aspect_ratio', 'n', 'person_generation']);
 
 export function createVideoActivities(deps: ActivityDeps) {
-  async function videoModel(model: string): Promise<{ record: ModelRecord; adapter: VideoModelAdapter }> {
-    const record = await deps.catalog.get(model);
-    if (!record) throw new NotFoundError(`The model '${model}' does not exist.`, { code: 'model_not_found', param: 'model' });
-    return { record, adapter: modelAdapter(deps, record, 'video') };
+  /**
+   * The model as this workspace is served it: with its own provider key (priced at the BYOK fee) when it
+   * brought one, else the platform's (activities/requests.ts `servingFor`, as every other request).
+   */
+  async function videoModel(model: string, workspaceId: string): Promise<{ record: ModelRecord; adapter: VideoModelAdapter; keySource: KeySource }> {
+    const listed = await deps.catalog.get(model);
+    if (!listed) throw new NotFoundError(`The model '${model}' does not exist.`, { code: 'model_not_found', param: 'model' });
+    const { providers, record, keySource } = await servingFor(deps, workspaceId, listed);
+    return { record, keySource, adapter: modelAdapter({ providers }, record, 'video') };
+  }
+
+  async function jobWorkspace(jobId: string): Promise<string> {
+    const row = await deps.db('video_jobs').where({ id: jobId }).first('workspace_id');
+    if (!row) throw new NotFoundError('The job no longer exists.', { code: 'job_not_found' });
+    return row.workspace_id;
   }
 
   return {
@@ -50,7 +63,8 @@ export function createVideoActivities(deps: ActivityDeps) {
     async planVideoHop(input: { jobId: string; model: string; spec: VideoJobSpec }): Promise<VideoPlan> {
       if (!(await isVideoJobOpen(deps.db, input.jobId))) return { ok: false, error: { code: 'job_not_found', message: 'The job no longer exists or has already ended.' } };
       try {
-        const record = await eligibleModel(deps.catalog, { model: input.model, modality: 'video', allowedModels: input.spec.allowedModels });
+        const listed = await eligibleModel(deps.catalog, { model: input.model, modality: 'video', allowedModels: input.spec.allowedModels });
+        const { record } = await servingFor(deps, await jobWorkspace(input.jobId), listed);
         if (input.spec.image && !record.capabilities.imageToVideo) {
           throw new InvalidRequestError(`Model '${input.model}' does not take a reference image.`, { code: 'image_not_supported_by_model', param: 'image_url' });
         }
@@ -73,7 +87,7 @@ export function createVideoActivities(deps: ActivityDeps) {
       return heartbeating(async () => {
         const kept = await findVideoOperation(deps.db, input.jobId, depth);
         if (kept) return { operationId: kept };
-        const { adapter } = await videoModel(input.model);
+        const { adapter } = await videoModel(input.model, await jobWorkspace(input.jobId));
         const image = input.spec.image ? { data: await deps.storage.getBuffer(input.spec.image.storageKey), mediaType: input.spec.image.mediaType } : undefined;
         const { operationId } = await adapter.doSubmit(toSubmitRequest(input.spec.prompt, input.params, image), {
           requestId: input.jobId, signal: Context.current().cancellationSignal, idempotencyKey: `${input.jobId}:${depth}`,
@@ -95,8 +109,9 @@ export function createVideoActivities(deps: ActivityDeps) {
 
     /** Settles at the exact price of what was produced and finishes the job (one transaction). */
     async completeVideoJob(input: { jobId: string; reservationId: string; model: string; params: Record<string, unknown>; videos: StoredVideo[]; usage: UsageRecord }): Promise<{ chargedMicro: number }> {
-      const record = await deps.catalog.get(input.model);
-      if (!record) throw new InternalError(`model ${input.model} vanished from the catalog`);
+      const listed = await deps.catalog.get(input.model);
+      if (!listed) throw new InternalError(`model ${input.model} vanished from the catalog`);
+      const { record, keySource } = await servingFor(deps, input.usage.workspaceId, listed);
       const requestedSeconds = priceParams(input.params).seconds;
       // Each video at the requested length, or shorter when the provider says it made a shorter one.
       const chargeMicro = input.videos.reduce((sum, v) => sum + videoCost(record, {
@@ -105,7 +120,7 @@ export function createVideoActivities(deps: ActivityDeps) {
       const seconds = input.videos.reduce((sum, v) => sum + (v.durationSeconds ?? requestedSeconds), 0);
       const completed = await completeVideoJob(deps.db, {
         jobId: input.jobId, reservationId: input.reservationId, chargeMicro, model: input.model, videos: input.videos,
-        usage: { ...input.usage, units: { videos: input.videos.length, seconds } },
+        usage: { ...input.usage, units: { videos: input.videos.length, seconds }, ...(keySource === 'workspace' ? { keySource } : {}) },
       });
       await signalSettlementWatchers(deps, input.usage.workspaceId);
       return completed;
@@ -118,7 +133,7 @@ export function createVideoActivities(deps: ActivityDeps) {
 
   /** One look at the upstream job; on success the videos are copied into our bucket before returning. */
   async function pollOnce(input: { jobId: string; workspaceId: string; model: string; operationId: string }): Promise<VideoPollOutcome> {
-    const { adapter } = await videoModel(input.model);
+    const { adapter } = await videoModel(input.model, input.workspaceId);
     const signal = Context.current().cancellationSignal;
     const answer = await adapter.doPoll(input.operationId, { requestId: input.jobId, signal });
     if (answer.status === 'processing') {
