@@ -53,7 +53,7 @@ describe('security: control characters, NUL and nesting depth on every route', f
   it('refuses NUL and control characters in path ids with a 400', async () => {
     for (const route of withId) {
       for (const id of ['\u0000', 'file_\u0000x', 'a\u0001b', 'x\u007f', 'x\u009b']) {
-        await expect400(await callRoute(owner, route, { id }), 'invalid_characters', `${route.method} ${route.route} ${JSON.stringify(id)}`);
+        await expect400(await callRoute(owner, route, { id }), 'invalid_characters', `${route.method} ${route.route} ${JSON.stringify(id)}`, route);
       }
     }
     await expectNothingCharged();
@@ -63,7 +63,7 @@ describe('security: control characters, NUL and nesting depth on every route', f
     for (const route of withCursor) {
       for (const cursor of route.cursors!) {
         for (const value of ['\u0000', 'file_abc\u0000', '\u001b[2J']) {
-          await expect400(await callRoute(owner, route, { query: { [cursor]: value } }), 'invalid_characters', `${route.route}?${cursor}=${JSON.stringify(value)}`);
+          await expect400(await callRoute(owner, route, { query: { [cursor]: value } }), 'invalid_characters', `${route.route}?${cursor}=${JSON.stringify(value)}`, route);
         }
       }
     }
