@@ -180,7 +180,23 @@ export class FaultStack {
 
   /** An API and a worker in one process (runs start eagerly on it, first hops begin in it), on its own port. */
   async startApiWorker(extra: NodeJS.ProcessEnv = {}): Promise<void> {
-    this.apiWorker = await this.startGateway('api-worker', { PORT: String(this.ports.apiWorker), ...extra });
+    this.apiWorker = await this.onFreePort('apiWorker', () => this.startGateway('api-worker', { PORT: String(this.ports.apiWorker), ...extra }));
+  }
+
+  /**
+   * Starts a listening part, moving it to another free port when its own was taken meanwhile (a port picked
+   * at the stack's start may since have been bound by another process on the machine); clients read the
+   * part's URL from its log, so the move is invisible to them.
+   */
+  private async onFreePort(port: 'api' | 'apiWorker', start: () => Promise<ManagedProcess>): Promise<ManagedProcess> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await start();
+      } catch (err) {
+        if (attempt >= 3 || !/EADDRINUSE/.test(String(err))) throw err;
+        this.ports[port] = await freePort();
+      }
+    }
   }
 
   async killApiWorker(): Promise<void> {
@@ -194,7 +210,7 @@ export class FaultStack {
   }
 
   async startApi(extra: NodeJS.ProcessEnv = {}): Promise<void> {
-    this.api = await this.startGateway('api', extra);
+    this.api = await this.onFreePort('api', () => this.startGateway('api', extra));
   }
 
   async startWorker(extra: NodeJS.ProcessEnv = {}): Promise<void> {
