@@ -81,18 +81,8 @@ function toRecord(row: Record<string, any>): BatchRecord {
   };
 }
 
-export interface NewBatch {
-  id: string;
-  workspaceId: string;
-  apiKeyId: string | null;
-  userId: string | null;
-  rpmLimit: number | null;
-  allowedModels: string[] | null;
-  shape: BatchShape;
-  endpoint: string;
-  inputFileId: string | null;
-  metadata: Record<string, string> | null;
-}
+/** What creating a batch fixes; the rest of its record comes with its run. */
+export type NewBatch = Pick<BatchRecord, 'id' | 'workspaceId' | 'apiKeyId' | 'userId' | 'rpmLimit' | 'allowedModels' | 'shape' | 'endpoint' | 'inputFileId' | 'metadata'>;
 
 export async function insertBatch(db: Knex, batch: NewBatch): Promise<BatchRecord> {
   const [row] = await db('batches').insert({
