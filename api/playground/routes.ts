@@ -17,7 +17,8 @@
  *   POST   /chats/:id/videos                {model, prompt, duration?, resolution?, ...}: a durable video job on a 'video' message
  *   POST   /chats/:id/transcriptions        {model, file_id, language?, prompt?}: the transcript of an audio file of the chat
  *   POST   /chats/:id/music                 {model, prompt, duration?, response_format?}: tracks as audio files
- *          (a generation's message keeps `generation: {endpoint, body}`: sending it again regenerates)
+ *          (a generation's message keeps `generation: {endpoint, body}`: sending it again with `regenerate`
+ *          (that message's id) makes another beside it, a branch of the same prompt, both with their receipts)
  *   GET    /messages/:id/video              the finished video of a 'video' message, to those who can read the chat
  *   POST   /chats/:id/files                 {filename, content_type, data (base64)}: counted in the workspace's storage
  *   PUT    /chats/:id/sharing               {visibility, workspace_access?, members?: [{user_id, access}]} (owner)
@@ -180,11 +181,12 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     start: (ctx: GatewayContext, message: Message, chat: Chat, request: B & Record<string, unknown>) => Promise<void>) => {
     router.post(path, async (ctx) => {
       const chat = await spender(ctx, ctx.params.id);
-      const sent = await body(ctx);
+      const { regenerate, ...sent } = await body(ctx);
+      const again = await regeneratedGeneration(chat, regenerate);
       const request = validate(sent);
       await checkRequestedModel(ctx, deps, endpoint, request.model, request);
       if (kind !== 'text') await assertStorageLeft(deps.db, chat.workspaceId);
-      const assistant = await startGenerationMessages(ctx, chat, prompt(request), { kind, model: request.model, requestId: ctx.state.requestId, generation: { endpoint: path.split('/').pop() as string, body: sent } });
+      const assistant = await startGenerationMessages(ctx, chat, prompt(request), { kind, model: request.model, requestId: ctx.state.requestId, generation: { endpoint: path.split('/').pop() as string, body: sent }, again });
       await start(ctx, assistant, chat, request as B & Record<string, unknown>);
       ctx.status = 202;
       ctx.body = { assistant: messageJson(assistant) };
@@ -196,19 +198,21 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
 
   router.post('/chats/:id/videos', async (ctx) => {
     const chat = await spender(ctx, ctx.params.id);
-    const sent = await body(ctx);
+    const { regenerate, ...sent } = await body(ctx);
+    const again = await regeneratedGeneration(chat, regenerate);
     const request = validateVideoGenerationBody(sent);
     await assertStorageLeft(deps.db, chat.workspaceId);
     // The same checks, price and durable job as POST /v1/videos/generations; the job id is the message's run.
     const job = await createVideoJobFrom(ctx, deps, request, { aliases: {} });
-    const assistant = await startGenerationMessages(ctx, chat, request.prompt, { kind: 'video', model: request.model, requestId: job.id, generation: { endpoint: 'videos', body: sent } });
+    const assistant = await startGenerationMessages(ctx, chat, request.prompt, { kind: 'video', model: request.model, requestId: job.id, generation: { endpoint: 'videos', body: sent }, again });
     ctx.status = 202;
     ctx.body = { assistant: messageJson(assistant), job: jobJson(job) };
   });
 
   router.post('/chats/:id/transcriptions', async (ctx) => {
     const chat = await spender(ctx, ctx.params.id);
-    const sent = await body(ctx);
+    const { regenerate, ...sent } = await body(ctx);
+    const again = await regeneratedGeneration(chat, regenerate);
     const { file_id: fileId, ...fields } = sent;
     const file = typeof fileId === 'string' ? await fileRecord(deps.db, chat.workspaceId, fileId) : null;
     if (!file || file.chatId !== chat.id) throw new NotFoundError(`No file with id '${String(fileId)}' in this chat.`, { code: 'file_not_found', param: 'file_id' });
@@ -221,7 +225,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
       ...typed, file: { key: file.storageKey, filename: file.filename, mediaType: audio.mediaType, bytes: file.bytes, sha256: sha256(bytes), estimatedSeconds: audio.estimatedSeconds },
     };
     await checkRequestedModel(ctx, deps, 'audio.transcriptions', request.model, request);
-    const assistant = await startGenerationMessages(ctx, chat, file.filename, { kind: 'text', model: request.model, requestId: ctx.state.requestId, files: [file.id], generation: { endpoint: 'transcriptions', body: sent } });
+    const assistant = await startGenerationMessages(ctx, chat, file.filename, { kind: 'text', model: request.model, requestId: ctx.state.requestId, files: [file.id], generation: { endpoint: 'transcriptions', body: sent }, again });
     await runs.startTranscription(ctx, assistant, request as unknown as { model: string } & Record<string, unknown>);
     ctx.status = 202;
     ctx.body = { assistant: messageJson(assistant) };
@@ -331,12 +335,27 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     ctx.body = { object: 'list', request_id: message.requestId, data: await runTimeline(deps.temporal.client, message.requestId) };
   });
 
-  /** The member's prompt and the running assistant message a generation fills in (the prompt titles a new chat). */
-  async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string; files?: string[]; generation: Message['generation'] }): Promise<Message> {
-    const parentId = chat.currentMessageId ?? (await messagesOf(deps.db, chat.id)).at(-1)?.id ?? null;
-    const user = await addMessage(deps.db, { chatId: chat.id, role: 'user', content: prompt, files: run.files, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId, parentId });
-    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId, generation: run.generation, parentId: user.id });
-    if (chat.title === 'New chat') await updateChat(deps.db, chat, { title: titleFrom(prompt) ?? undefined });
+  /** The generation a `regenerate` names: a finished generation's message of this chat (a 404 in the route's shape otherwise). */
+  async function regeneratedGeneration(chat: Chat, regenerate: unknown): Promise<Message | undefined> {
+    if (regenerate === undefined) return undefined;
+    const found = typeof regenerate === 'string' ? (await messagesOf(deps.db, chat.id)).find((m) => m.id === regenerate) : undefined;
+    if (!found || found.role !== 'assistant' || !found.generation || !found.parentId) {
+      throw new NotFoundError(`No generation with id '${String(regenerate)}' in this chat.`, { code: 'message_not_found', param: 'regenerate' });
+    }
+    return found;
+  }
+
+  /**
+   * The member's prompt and the running assistant message a generation fills in (the prompt titles a new chat);
+   * a generation made `again` answers that one's prompt, a new branch beside it.
+   */
+  async function startGenerationMessages(ctx: GatewayContext, chat: Chat, prompt: string, run: { kind: Message['kind']; model: string; requestId: string; files?: string[]; generation: Message['generation']; again?: Message }): Promise<Message> {
+    const promptId = run.again ? run.again.parentId as string : (await addMessage(deps.db, {
+      chatId: chat.id, role: 'user', content: prompt, files: run.files, model: null, requestId: null, status: 'sent', userId: reader(ctx).userId,
+      parentId: chat.currentMessageId ?? (await messagesOf(deps.db, chat.id)).at(-1)?.id ?? null,
+    })).id;
+    const assistant = await addMessage(deps.db, { chatId: chat.id, role: 'assistant', kind: run.kind, content: '', model: run.model, requestId: run.requestId, status: 'running', userId: reader(ctx).userId, generation: run.generation, parentId: promptId });
+    if (chat.title === 'New chat' && !run.again) await updateChat(deps.db, chat, { title: titleFrom(prompt) ?? undefined });
     return assistant;
   }
 

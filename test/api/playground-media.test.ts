@@ -52,6 +52,35 @@ describe('Playground API: speech, video, transcription and music in a chat', fun
     expect((await third.fetch(`/api/playground/files/${reply.files[0]}`)).status).to.equal(404);
   });
 
+  it('makes a generation again as a branch beside it: the same prompt, both answers kept with their own receipts', async () => {
+    const chat = await newChat(owner, { model: 'sim-tts' });
+    const body = { model: 'sim-tts', voice: 'nova', input: 'Say it twice', response_format: 'wav' };
+    await owner.json('POST', `/api/playground/chats/${chat.id}/speech`, body);
+    const first = (await settledChat(owner, chat.id)).messages[1];
+    const again = await owner.json('POST', `/api/playground/chats/${chat.id}/speech`, { ...first.generation.body, regenerate: first.id });
+    expect(again.status).to.equal(202);
+    expect(again.body.assistant.parent_id).to.equal(first.parent_id);
+
+    const shown = await settledChat(owner, chat.id);
+    expect(shown.messages.map((m: any) => m.role)).to.deep.equal(['user', 'assistant']);
+    const second = shown.messages[1];
+    expect(second.siblings).to.deep.equal([first.id, second.id]);
+    expect(second.generation).to.deep.equal({ endpoint: 'speech', body });
+    expect(second.request_id).to.not.equal(first.request_id);
+    for (const reply of [first, second]) expect(creditsToMicro(reply.receipt.credits)).to.equal(await settledCredits(reply.request_id));
+    // The first stays readable through its branch.
+    const earlier = (await owner.json('GET', `/api/playground/chats/${chat.id}?branch=${first.id}`)).body.messages[1];
+    expect(earlier).to.include({ id: first.id, status: 'completed', request_id: first.request_id });
+
+    // Only a generation of this chat can be made again; a prompt or an unknown id is a 404 and nothing runs.
+    for (const regenerate of [first.parent_id, 'msg_nope']) {
+      const refused = await owner.json('POST', `/api/playground/chats/${chat.id}/speech`, { ...body, regenerate });
+      expect(refused.status).to.equal(404);
+      expect(refused.body.error).to.include({ code: 'message_not_found', param: 'regenerate' });
+    }
+    expect((await owner.json('GET', `/api/playground/chats/${chat.id}?branch=${second.id}`)).body.messages[1].siblings).to.have.length(2);
+  });
+
   it('refuses a voice the model does not have, and a Viewer, before anything is held', async () => {
     const chat = await newChat(owner, { model: 'sim-tts' });
     const bad = await owner.json('POST', `/api/playground/chats/${chat.id}/speech`, { model: 'sim-tts', voice: 'darth', input: 'x' });

@@ -71,16 +71,26 @@ describe('web app: the Playground in Chromium', function () {
     expect(requests.length).to.equal(2);
   });
 
+  /** The generations of `kind` at a chat's last turn: every branch there (read through each sibling), oldest first. */
+  async function generationsAtLastTurn(id: string, kind: string): Promise<any[]> {
+    const last = (await owner.json('GET', `/api/playground/chats/${id}`)).body.messages.at(-1);
+    expect(last.kind).to.equal(kind);
+    const branches = await Promise.all(last.siblings.map((s: string) => owner.json('GET', `/api/playground/chats/${id}?branch=${s}`)));
+    return branches.map((b) => b.body.messages.at(-1));
+  }
+
   it('generates an image in the chat, regenerates it with the same request, and reads an attached file', async () => {
     await ownerPage.generateImage('a lighthouse at dawn');
     await shot(ownerPage, 'image');
-    // Regenerating an image makes another from the same request, beside the first (not a chat reply).
+    // Regenerating an image makes another from the same request: a branch beside the first (not a chat reply), both kept.
     await ownerPage.regenerate();
-    await ownerPage.page.getByRole('img', { name: 'Generated image' }).nth(1).waitFor();
-    const images = (await owner.json('GET', `/api/playground/chats/${chatId}`)).body.messages.filter((m: any) => m.kind === 'image');
-    expect(images).to.have.length(2);
+    await ownerPage.lastReply().getByTestId('branch-position').filter({ hasText: '2/2' }).waitFor();
+    await ownerPage.page.getByRole('img', { name: 'Generated image' }).waitFor();
+    const images = await generationsAtLastTurn(chatId, 'image');
     expect(images.map((m: any) => m.generation)).to.deep.equal([0, 1].map(() => ({ endpoint: 'images', body: { model: 'sim-image', prompt: 'a lighthouse at dawn', size: '256x256' } })));
     expect(new Set(images.map((m: any) => m.request_id)).size).to.equal(2);
+    await ownerPage.switchBranch(ownerPage.lastReply(), 'Previous', '1/2');
+    await ownerPage.page.getByRole('img', { name: 'Generated image' }).waitFor();
     const png = await sharp({ create: { width: 12, height: 10, channels: 3, background: '#36c' } }).png().toBuffer();
     await ownerPage.attach('blue.png', 'image/png', png);
     await ownerPage.send('What is in this picture?');
@@ -164,10 +174,11 @@ describe('web app: the Playground in Chromium', function () {
     expect(await ownerPage.receiptCredits(reply)).to.be.greaterThan(0);
     await shot(ownerPage, 'media');
 
-    // Regenerate under a video makes another video job from the same request.
+    // Regenerate under a video makes another video job from the same request, a branch beside the first.
     await ownerPage.regenerate();
-    await ownerPage.page.getByLabel('Generated video').nth(1).waitFor({ timeout: 60_000 });
-    const videos = (await owner.json('GET', `/api/playground/chats/${mediaChat}`)).body.messages.filter((m: any) => m.kind === 'video');
+    await ownerPage.lastReply().getByTestId('branch-position').filter({ hasText: '2/2' }).waitFor();
+    await ownerPage.page.getByLabel('Generated video').waitFor({ timeout: 60_000 });
+    const videos = await generationsAtLastTurn(mediaChat, 'video');
     expect(videos.map((m: any) => m.generation.body)).to.deep.equal([0, 1].map(() => ({ model: 'sim-video', prompt: 'A lighthouse at dusk', duration: 2, resolution: '360p', aspect_ratio: '16:9' })));
     expect(suite.consoleErrors(), 'console errors').to.deep.equal([]);
   });

@@ -59,7 +59,9 @@ export const playground = {
     request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/messages`, b),
   generateImage: (id: string, b: { model: string; prompt: string; size?: string }) => request('POST', `${base}/chats/${id}/images`, b),
   generate: (id: string, kind: MediaKind, b: Record<string, unknown>) => request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/${kind}`, b),
-  regenerate: (id: string, generation: NonNullable<ChatMessage['generation']>) => request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/${generation.endpoint}`, generation.body),
+  /** Makes generation `messageId` again from its kept request: a new branch beside it. */
+  regenerate: (id: string, messageId: string, generation: NonNullable<ChatMessage['generation']>) =>
+    request<{ assistant: ChatMessage }>('POST', `${base}/chats/${id}/${generation.endpoint}`, { ...generation.body, regenerate: messageId }),
   upload: (id: string, b: Upload) => request<PlaygroundFile>('POST', `${base}/chats/${id}/files`, b),
   stop: (messageId: string) => request('POST', `${base}/messages/${messageId}/stop`),
   timeline: (messageId: string) => request<{ data: TimelineStep[] }>('GET', `${base}/messages/${messageId}/timeline`),

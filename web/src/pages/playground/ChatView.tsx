@@ -36,8 +36,8 @@ export function ChatView({ chatId }: { chatId: string }) {
   // A chat reply asked again is a new branch beside the earlier one (both kept, with their receipts).
   const reply = useMutation({ mutationFn: (id: string) => playground.send(chatId, { regenerate: id }), onSuccess: () => void refresh() });
   const branch = useMutation({ mutationFn: (id: string) => playground.updateChat(chatId, { branch: id }), onSuccess: () => void refresh() });
-  // A generation is made again from its kept request, after the earlier one.
-  const again = useMutation({ mutationFn: (g: NonNullable<ChatMessage['generation']>) => playground.regenerate(chatId, g), onSuccess: () => void refresh() });
+  // A generation (image, speech, video, music, transcript) made again from its kept request: a branch beside the earlier one.
+  const again = useMutation({ mutationFn: (m: ChatMessage) => playground.regenerate(chatId, m.id, m.generation!), onSuccess: () => void refresh() });
   const image = useMutation({ mutationFn: () => playground.generateImage(chatId, { model: imageModel, prompt: draft, size: imageSize }), onSuccess: () => { setDraft(''); void refresh(); } });
   const update = useMutation({ mutationFn: (b: Record<string, unknown>) => playground.updateChat(chatId, b), onSuccess: () => void refresh() });
   const upload = useMutation({
@@ -52,7 +52,7 @@ export function ChatView({ chatId }: { chatId: string }) {
   const canSend = can('playground.use') && c.access !== 'read';
   const last = c.messages.at(-1);
   const regenerate = last?.role !== 'assistant' || last.status === 'running' ? null
-    : last.generation ? () => again.mutate(last.generation!)
+    : last.generation ? () => again.mutate(last)
       : last.kind === 'text' ? () => reply.mutate(last.id) : null;
   const switchTo = (id: string) => (canSend ? branch.mutate(id) : setReadBranch(id));
   return (
