@@ -47,10 +47,14 @@ export function createHoldActivities(deps: Pick<ActivityDeps, 'db'>) {
       for (const hold of holds) {
         Context.current().heartbeat();
         const workflowId = holdWorkflowId(hold.id);
-        let workflowStatus = await statusOf(workflowId);
+        let owner = workflowId;
+        let workflowStatus = await statusOf(owner);
         // A batch's line served inside its batch's run has no run of its own: the batch's run holds its hold.
         const batchId = batchOfLineWorkflowId(workflowId);
-        if (workflowStatus === 'NOT_FOUND' && batchId) workflowStatus = await statusOf(batchWorkflowId(batchId));
+        if (workflowStatus === 'NOT_FOUND' && batchId) {
+          owner = batchWorkflowId(batchId);
+          workflowStatus = await statusOf(owner);
+        }
         if (workflowStatus === 'RUNNING') {
           result.stillRunning += 1;
           continue;
@@ -58,7 +62,7 @@ export function createHoldActivities(deps: Pick<ActivityDeps, 'db'>) {
         const released = await releaseAbandonedHold(deps.db, {
           reservationId: hold.id, actor: HOLD_SWEEPER_ACTOR,
           reason: `its workflow ended without closing it (${workflowStatus.toLowerCase()})`,
-          data: { workflowId, workflowStatus },
+          data: { workflowId: owner, workflowStatus },
         });
         if (released) result.released += 1;
         // A video job's run (its id is the job's) that ended this way never finished its job: it fails now.
