@@ -160,7 +160,10 @@ async function serveLine(input: BatchWorkflowInput, index: number): Promise<void
   if (request) await walkLine(request, index, localBooks);
 }
 
-/** Runs one line as its own child run (runs begun before lines were served inline); a line's failure is that line's (recorded as its error), never the batch's. */
+/**
+ * Runs one line as its own child run (runs begun before lines were served inline); a line's failure is that
+ * line's (recorded as its error), never the batch's.
+ */
 async function runLine(input: BatchWorkflowInput, index: number): Promise<void> {
   try {
     const child = await startChild(batchLineWorkflow, {
