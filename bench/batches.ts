@@ -3,7 +3,8 @@
  * (its own Temporal dev server with its SQLite file, Postgres, MinIO) and the gateway as `npm start` runs it
  * (API and worker in one process, bench/serve-gateway.ts):
  *
- *   1. the synchronous path: the same LINES bodies sent as plain `/v1/chat/completions`, SYNC_CONCURRENCY at a time;
+ *   1. the synchronous path: the first SYNC_LINES of those bodies (all LINES unless `--sync-lines` says fewer: a
+ *      few thousand measure the per-line cost as well) sent as plain `/v1/chat/completions`, SYNC_CONCURRENCY at a time;
  *   2. the batch: the lines uploaded as one JSONL file (purpose `batch`), `POST /v1/batches`, polled until it ends.
  *
  * For each phase: lines per second, wall time and CPU time (gateway process, Temporal server) per line; for the
@@ -12,7 +13,7 @@
  * and the gateway's resident memory sampled every second from the batch's start to its end (flat or not).
  * Writes bench/results/batches-<time>.json and prints a summary.
  *
- *   npm run build && node dist/bench/batches.js [--lines=10000] [--sync-concurrency=16] [--model=sim-chat] [--timeout-s=3600]
+ *   npm run build && node dist/bench/batches.js [--lines=10000] [--sync-lines=2000] [--sync-concurrency=16] [--model=sim-chat] [--timeout-s=3600]
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,6 +29,7 @@ import { cpuMsPerRequest, cpuSnapshot, findPid, memoryMiB } from './proc';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const LINES = Number(args.get('lines') ?? 10_000);
+const SYNC_LINES = Math.min(LINES, Number(args.get('sync-lines') ?? LINES));
 const SYNC_CONCURRENCY = Number(args.get('sync-concurrency') ?? 16);
 const MODEL = args.get('model') ?? 'sim-chat';
 const WARMUP = Number(args.get('warmup') ?? 300);
@@ -130,13 +132,16 @@ async function historyEvents(address: string, namespace: string, batchId: string
       let runs = 0;
       let events = 0;
       let open = 0;
+      let largestRun = 0;
       for await (const w of client.workflow.list({ query: `WorkflowType = '${type}'` })) {
         if (!w.workflowId.startsWith(`batch-${batchId}`)) continue;
         runs++;
         if (w.status.name === 'RUNNING') open++;
         events += w.historyLength;
+        largestRun = Math.max(largestRun, w.historyLength);
       }
-      return { runs, events, open };
+      // The largest run's history against Temporal's limits (50,000 events; it warns from 10,240).
+      return { runs, events, open, largest_run_events: largestRun };
     };
     return { batch: await count('batchWorkflow'), lines: await count('batchLineWorkflow') };
   } finally {
@@ -171,7 +176,7 @@ async function main(): Promise<void> {
   const temporalPid = findPid(['start-dev', stack.temporalAddress.split(':')[1]]);
   const results: Record<string, any> = {
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAverageAtStart: os.loadavg().map(round) },
-    settings: { lines: LINES, syncConcurrency: SYNC_CONCURRENCY, model: MODEL, warmup: WARMUP, sampleMs: SAMPLE_MS },
+    settings: { lines: LINES, syncLines: SYNC_LINES, syncConcurrency: SYNC_CONCURRENCY, model: MODEL, warmup: WARMUP, sampleMs: SAMPLE_MS },
   };
   try {
     const child = await startChild('bench/serve-gateway.js', {
@@ -184,7 +189,7 @@ async function main(): Promise<void> {
     try {
       results.rss_at_ready_mib = memoryMiB(gw.pid)?.rssMiB;
       await synchronous(gw, WARMUP, 4, temporalPid);
-      results.synchronous = await synchronous(gw, LINES, SYNC_CONCURRENCY, temporalPid);
+      results.synchronous = await synchronous(gw, SYNC_LINES, SYNC_CONCURRENCY, temporalPid);
       console.log('synchronous', JSON.stringify(results.synchronous));
       const b = await batch(gw, LINES, temporalPid);
       const { samples, ...rest } = b;
@@ -219,10 +224,10 @@ async function main(): Promise<void> {
   console.log(`
 | ${LINES} lines on ${MODEL} | lines/s | wall ms/line | gateway CPU ms/line | Temporal CPU ms/line |
 | --- | ---: | ---: | ---: | ---: |
-| synchronous, ${SYNC_CONCURRENCY} at a time | ${s.lines_per_s} | ${s.wall_ms_per_line} | ${s.cpu_ms_per_line.gateway} | ${s.cpu_ms_per_line.temporal} |
+| synchronous (${s.lines} lines), ${SYNC_CONCURRENCY} at a time | ${s.lines_per_s} | ${s.wall_ms_per_line} | ${s.cpu_ms_per_line.gateway} | ${s.cpu_ms_per_line.temporal} |
 | batch (${b.status}, ${b.request_counts.completed}/${b.request_counts.failed}/${b.request_counts.total}) | ${b.lines_per_s} (${b.lines_per_s_after_validation} after ${b.validating_s} s validating) | ${b.wall_ms_per_line} | ${b.cpu_ms_per_line.gateway} | ${b.cpu_ms_per_line.temporal} |
 
-history events per line: ${results.history.events_per_line} (batch runs ${results.history.batch.runs}: ${results.history.batch_events_per_line}/line; line runs ${results.history.lines.runs}: ${results.history.line_events_per_line}/line)
+history events per line: ${results.history.events_per_line} (batch runs ${results.history.batch.runs}: ${results.history.batch_events_per_line}/line, largest ${results.history.batch.largest_run_events} events; line runs ${results.history.lines.runs}: ${results.history.line_events_per_line}/line)
 gateway RSS over the batch: ${results.batch_memory.start_mib} -> ${results.batch_memory.end_mib} MiB (peak ${results.batch_memory.peak_mib}, ${results.batch_memory.mib_per_1000_lines} MiB per 1,000 lines): ${results.batch_memory.flat ? 'flat' : 'NOT flat'}
 [bench] wrote ${path.relative(process.cwd(), out)}`);
 }

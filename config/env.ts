@@ -123,6 +123,8 @@ export interface GatewayConfig {
    * (BATCH_LINES_PER_RUN: bounds its history). Set when a batch starts; a running batch keeps its own.
    */
   batches: { concurrency: number; workspaceConcurrency: number; linesPerRun: number };
+  /** A batch's completion window, ms, when not OpenAI's 24 h (BATCH_WINDOW_SECONDS: only to test expiry). */
+  batchWindowMs: number | null;
   /**
    * Admission control: model requests one API process serves at once; beyond it a 503 with Retry-After
    * (0: unbounded). See bench/results/HISTORY.md for how the default was chosen.
@@ -252,6 +254,7 @@ const schema = {
     BATCH_CONCURRENCY: { type: 'string', pattern: '^[1-9][0-9]{0,3}$' },
     BATCH_WORKSPACE_CONCURRENCY: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' },
     BATCH_LINES_PER_RUN: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' },
+    BATCH_WINDOW_SECONDS: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' },
     METRICS_ENABLED: { enum: ['true', 'false', '1', '0'] },
     TEMPORAL_METRICS_ADDRESS: { type: 'string', pattern: '^[^\\s:]+:[0-9]{1,5}$' },
     WORKER_METRICS_PORT: { type: 'string', pattern: '^[0-9]{1,5}$' },
@@ -409,8 +412,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, repoRoot = defa
     batches: {
       concurrency: Number(present.BATCH_CONCURRENCY ?? 16),
       workspaceConcurrency: Number(present.BATCH_WORKSPACE_CONCURRENCY ?? 64),
-      linesPerRun: Number(present.BATCH_LINES_PER_RUN ?? 500),
+      linesPerRun: Number(present.BATCH_LINES_PER_RUN ?? 1000),
     },
+    batchWindowMs: present.BATCH_WINDOW_SECONDS ? Number(present.BATCH_WINDOW_SECONDS) * 1000 : null,
     holdSweep: {
       everySeconds: Number(present.GATEWAY_HOLD_SWEEP_SECONDS ?? 300),
       minAgeSeconds: Number(present.GATEWAY_HOLD_SWEEP_MIN_AGE_SECONDS ?? 60),

@@ -84,12 +84,13 @@ function toRecord(row: Record<string, any>): BatchRecord {
 /** What creating a batch fixes; the rest of its record comes with its run. */
 export type NewBatch = Pick<BatchRecord, 'id' | 'workspaceId' | 'apiKeyId' | 'userId' | 'rpmLimit' | 'allowedModels' | 'shape' | 'endpoint' | 'inputFileId' | 'metadata'>;
 
-export async function insertBatch(db: Knex, batch: NewBatch): Promise<BatchRecord> {
+/** Makes a batch's row; its window ends `windowMs` from now (COMPLETION_WINDOW_MS, shorter only in tests of expiry). */
+export async function insertBatch(db: Knex, batch: NewBatch, windowMs = COMPLETION_WINDOW_MS): Promise<BatchRecord> {
   const [row] = await db('batches').insert({
     id: batch.id, workspace_id: batch.workspaceId, api_key_id: batch.apiKeyId, user_id: batch.userId, rpm_limit: batch.rpmLimit,
     allowed_models: batch.allowedModels ? JSON.stringify(batch.allowedModels) : null, shape: batch.shape, endpoint: batch.endpoint,
     input_file_id: batch.inputFileId, completion_window: COMPLETION_WINDOW, metadata: batch.metadata ? JSON.stringify(batch.metadata) : null,
-    status: 'validating', expires_at: db.raw(`now() + interval '24 hours'`),
+    status: 'validating', expires_at: db.raw('now() + make_interval(secs => ?)', [windowMs / 1000]),
   }, '*');
   return toRecord(row);
 }

@@ -22,6 +22,14 @@ export const requestWorkflowId = (requestId: string): string => `req-${requestId
 /** A batch's run, and the run of its line `index` (its holds are `<line run id>:<depth>`, as a request's). */
 export const batchWorkflowId = (batchId: string): string => `batch-${batchId}`;
 export const batchLineWorkflowId = (batchId: string, index: number): string => `batch-${batchId}-line-${index}`;
+/**
+ * The batch whose line `workflowId` names (its line ids, `batch-<id>-line-<n>`, name the line's holds whether
+ * the line ran as its own run or inside its batch's: workflows/batch.ts); null for any other id.
+ */
+export function batchOfLineWorkflowId(workflowId: string): string | null {
+  const found = /^batch-(.+)-line-\d+$/.exec(workflowId);
+  return found ? found[1] : null;
+}
 /** Signalled when a batch is asked to stop (its status is `cancelling` in the database first). */
 export const BATCH_CANCEL_SIGNAL = 'batchCancel';
 export const pingWorkflowId = (requestId: string): string => `ping-${requestId}`;

@@ -139,6 +139,11 @@ export interface HopTicket {
 }
 
 export interface ChainCall<T> {
+  /**
+   * The run the hops' holds are named after (`<run id>:<depth>`): this run's id unless a run serves a
+   * request of its own that has its own (a batch's line: workflows/batch.ts).
+   */
+  holdsOf?: string;
   /** Why a hold is given back when this kind of call fails (shown in the ledger's audit trail). */
   releaseReason?: string;
   /**
@@ -178,7 +183,7 @@ export async function serveAlongChain<T>(input: ModelRequestInput, chain: ChainC
   try {
     for (let depth = 0; depth < input.chain.length; depth++) {
       const model = input.chain[depth];
-      const ticket = hopTicket(input, depth, startedAt, workflowInfo().workflowId);
+      const ticket = hopTicket(input, depth, startedAt, chain.holdsOf ?? workflowInfo().workflowId);
       const reservationId = ticket.hold.reservationId;
       // Open from the moment the hop starts: a run cancelled or failing while the hop runs gives it back.
       open = reservationId;

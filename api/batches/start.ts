@@ -17,7 +17,7 @@ export async function createBatch(ctx: GatewayContext, deps: AppDeps, opts: { sh
     apiKeyId: auth.via === 'session' ? null : auth.keyId, userId: auth.via === 'session' ? auth.userId : null,
     rpmLimit: auth.via === 'session' ? null : auth.rpmLimit, allowedModels: auth.allowedModels,
     shape: opts.shape, endpoint: opts.endpoint, inputFileId: opts.inputFileId, metadata: opts.metadata,
-  });
+  }, deps.config.batchWindowMs ?? undefined);
   await opts.beforeStart?.(batch);
   const input: BatchWorkflowInput = {
     batchId: batch.id, expiresAt: batch.expiresAt.getTime(), activityMode: deps.config.activityMode, ...deps.config.batches,

@@ -17,7 +17,8 @@ describe('every hold ends (request compensation, workflows/hold-sweeper)', funct
   const taskQueue = `hold-sweeper-${randomBytes(4).toString('hex')}`;
   before(async function () {
     this.timeout(180_000);
-    gateway = await startTestGateway({ taskQueue });
+    // A model that answers slowly without being told how slowly (a batch's line): after 30 s.
+    gateway = await startTestGateway({ taskQueue, providerOverrides: { simulated: { headers: { 'x-sim-slow-ms': '30000' } } } });
   });
   after(() => gateway?.stop());
 
@@ -107,6 +108,32 @@ describe('every hold ends (request compensation, workflows/hold-sweeper)', funct
     await client().workflow.getHandle(workflowOf(running.id)).cancel();
     await stillRunning;
     await waitFor('the running hold to end', async () => (await reservation(running.id)).status === 'released');
+  });
+
+  it("leaves the hold of a batch's line to its batch's run while it goes on, and releases it once that run is terminated", async () => {
+    const tenant = await gateway.newTenant({ credits: 100 });
+    const line = { custom_id: 'slow', method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat-slow', max_tokens: 16, messages: [{ role: 'user', content: 'take your time' }] } };
+    const form = new FormData();
+    form.set('purpose', 'batch');
+    form.set('file', new Blob([`${JSON.stringify(line)}\n`], { type: 'application/jsonl' }), 'batch.jsonl');
+    const file = (await (await tenant.fetch('/v1/files', { method: 'POST', body: form })).json()) as { id: string };
+    const created = await tenant.fetch('/v1/batches', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+    });
+    const batchId = ((await created.json()) as { id: string }).id;
+    const held = await heldOf(tenant.workspaceId);
+    // Named after the line, served inside the batch's run (no run of the line's own).
+    expect(held.id).to.equal(`batch-${batchId}-line-0:0`);
+
+    expect((await sweep()).stillRunning).to.be.at.least(1);
+    expect((await reservation(held.id)).status).to.equal('held');
+
+    await client().workflow.getHandle(`batch-${batchId}`).terminate('operator stopped it');
+    expect((await sweep()).released).to.be.at.least(1);
+    await expectBooksClosed(tenant, held.id);
+    const [entry] = await db()('audit_log').where({ subject_type: 'reservation', subject_id: held.id });
+    expect(entry).to.include({ actor: 'system:hold-sweeper', action: 'reservation.release' });
+    expect(entry.data).to.include({ workflowId: `batch-${batchId}`, workflowStatus: 'TERMINATED' });
   });
 
   it('runs the sweeper on a schedule of its own task queue, every period the worker was configured with', async () => {

@@ -205,4 +205,40 @@ describe('/v1/batches', function () {
     const { embeddingCost, batchCharge } = await import('../../../catalog/pricing');
     for (const u of usage) expect(Number(u.credits_micro)).to.equal(batchCharge(record, embeddingCost(record, { inputTokens: Number(u.input_tokens) })));
   });
+
+  describe('past its completion window', () => {
+    let shortWindow: TestGateway;
+    before(async function () {
+      this.timeout(180_000);
+      // One line at a time, and a window of 10 s instead of 24 h.
+      shortWindow = await startTestGateway({ env: { BATCH_CONCURRENCY: '1', BATCH_WINDOW_SECONDS: '10' } });
+    });
+    after(() => shortWindow?.stop());
+
+    it('ends expired: the lines that finished are in the output, the rest end batch_expired, nothing stays held', async () => {
+      const tenant = await shortWindow.newTenant();
+      // A quick line, then slow ones (1.5 s each) that cannot all run within the window.
+      const lines = [chatLine('first'), ...Array.from({ length: 16 }, (_, i) => chatLine(`slow-${i}`, 'x', 'sim-chat-slow'))];
+      const created = await tenant.client.batches.create({ input_file_id: await uploadBatchFile(tenant, jsonl(lines)), endpoint: '/v1/chat/completions', completion_window: '24h' });
+      expect(created.expires_at! - created.created_at).to.equal(10);
+      const done = await waitForBatch(tenant, created.id);
+      expect(done.status).to.equal('expired');
+      expect(done.expired_at).to.be.a('number');
+      const output = await fileLines(tenant, done.output_file_id!);
+      const finished = output.map((l) => l.custom_id);
+      expect(finished[0]).to.equal('first');
+      for (const l of output) expect(l.response.status_code).to.equal(200);
+      const errors = await fileLines(tenant, done.error_file_id!);
+      expect(errors.length).to.be.greaterThan(0);
+      for (const l of errors) expect(l.error.code).to.equal('batch_expired');
+      expect([...finished, ...errors.map((l) => l.custom_id)].sort()).to.deep.equal(lines.map((l) => l.custom_id).sort());
+      expect(done.request_counts!.completed).to.equal(output.length);
+      // Only the lines that ran were charged, once each.
+      const usage = await shortWindow.runtime.db('usage_records').where({ batch_id: created.id }).select('batch_custom_id');
+      expect(usage.map((u) => u.batch_custom_id).sort()).to.deep.equal([...finished].sort());
+      const books = await workspaceBooks(tenant, shortWindow);
+      expect(books.held).to.equal(0);
+      expect(books.ledgerSpentMicro).to.equal(books.usageMicro);
+    });
+  });
 });
