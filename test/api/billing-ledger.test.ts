@@ -5,16 +5,14 @@
  * Playground request, the member who made it. The ledger's rows themselves stay as they were written.
  */
 import { expect } from 'chai';
-import { freePort } from '../../stack/processes';
-import { startTestGateway, type TestGateway } from '../support/gateway';
-import { SmtpSink } from '../support/notification-sinks';
+import type { TestGateway } from '../support/gateway';
 import { invitedMember, signUp, type Session } from '../support/people';
-import { newChat, settledChat } from '../support/playground';
+import { newChat, playgroundGateway, settledChat } from '../support/playground';
 
 describe('names in the usage reports and the ledger grouped by hold', function () {
   this.timeout(120_000);
   let gateway: TestGateway;
-  let smtp: SmtpSink;
+  let stop: () => Promise<void>;
   let owner: Session;
   let dev: Session & { userId: string };
   let key: { id: string; value: string };
@@ -31,9 +29,9 @@ describe('names in the usage reports and the ledger grouped by hold', function (
 
   before(async function () {
     this.timeout(240_000);
-    smtp = new SmtpSink(await freePort());
-    await smtp.start();
-    gateway = await startTestGateway({ env: { SMTP_URL: smtp.url, CAPTCHA_MAX_COUNTER: '400' } });
+    const started = await playgroundGateway();
+    ({ gateway, stop } = started);
+    const { smtp } = started;
     owner = await signUp(gateway.url, smtp, 'olga');
     dev = await invitedMember(gateway.url, smtp, owner, 'dora', 'developer');
     const made = (await dev.json('POST', '/v1/organization/api_keys', { name: 'dora-laptop', preset: 'custom' })).body;
@@ -49,10 +47,7 @@ describe('names in the usage reports and the ledger grouped by hold', function (
     expect((await dev.json('POST', `/api/playground/chats/${c.id}/messages`, { content: 'Hello from the Playground' })).status).to.equal(202);
     requests.playground = (await settledChat(dev, c.id)).messages[1].request_id;
   });
-  after(async () => {
-    await gateway?.stop();
-    await smtp?.stop();
-  });
+  after(async () => { await stop?.(); });
 
   it('names the key and the member in the costs and usage reports', async () => {
     const results = async (path: string) => ((await owner.json('GET', path)).body.data as any[]).flatMap((b) => b.results);
