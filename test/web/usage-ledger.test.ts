@@ -60,10 +60,6 @@ describe('web app: usage chart and ledger in Chromium', function () {
       expect(await billing.usageChartLabels()).to.include('dora-laptop');
       expect(await billing.usageChartDescription()).to.contain(`dora-laptop, ${shown(keyCost)}`);
       expect((await axeViolations(page)).filter(serious), 'axe, usage by key').to.deep.equal([]);
-      if (size.name === 'desktop') {
-        await page.getByRole('region', { name: 'Usage (last 30 days)' }).scrollIntoViewIfNeeded();
-        await suite.shot(page, 'usage-chart', { fullPage: false });
-      }
 
       const byMember = await billing.usageBars('By member');
       expect([...byMember.keys()]).to.have.members([member, `${member} · Playground`]);
@@ -72,6 +68,10 @@ describe('web app: usage chart and ledger in Chromium', function () {
       expect(description).to.contain(`${member} · Playground, `);
       expect(description).to.not.contain(dev.userId);
       expect((await axeViolations(page)).filter(serious), 'axe, usage by member').to.deep.equal([]);
+      if (size.name === 'desktop') {
+        await page.getByRole('region', { name: 'Usage (last 30 days)' }).scrollIntoViewIfNeeded();
+        await suite.shot(page, 'usage-chart', { fullPage: false });
+      }
 
       const overflow = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth - (globalThis as any).innerWidth);
       expect(overflow, 'no sideways scroll').to.equal(0);
