@@ -13,6 +13,15 @@ import { browserSuite } from './browser';
 import { BillingPage } from './pages/settings-pages';
 
 const serious = (v: { impact: string | null }) => v.impact === 'serious' || v.impact === 'critical';
+/** WCAG's contrast ratio of two rgb() colours. */
+function contrast(a: string, b: string): number {
+  const luminance = (rgb: string) => {
+    const [r, g, bl] = rgb.match(/[\d.]+/g)!.slice(0, 3).map((c) => Number(c) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (light + 0.05) / (dark + 0.05);
+}
 const shown = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 6 });
 
 describe('web app: usage chart and ledger in Chromium', function () {
@@ -60,6 +69,10 @@ describe('web app: usage chart and ledger in Chromium', function () {
       expect(await billing.usageChartLabels()).to.include('dora-laptop');
       expect(await billing.usageChartDescription()).to.contain(`dora-laptop, ${shown(keyCost)}`);
       expect((await axeViolations(page)).filter(serious), 'axe, usage by key').to.deep.equal([]);
+      // axe does not judge the chart's SVG: its labels are text (4.5:1 on the card), its bars graphics (3:1).
+      const colours = await billing.usageChartColours();
+      expect(contrast(colours.text, colours.background), `axis labels ${colours.text} on ${colours.background}`).to.be.at.least(4.5);
+      expect(contrast(colours.bar, colours.background), `bars ${colours.bar} on ${colours.background}`).to.be.at.least(3);
 
       const byMember = await billing.usageBars('By member');
       expect([...byMember.keys()]).to.have.members([member, `${member} · Playground`]);

@@ -126,6 +126,18 @@ export class BillingPage {
     return this.page.getByTestId('usage-chart').locator('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value').allTextContents();
   }
 
+  /** The computed colours of the chart's axis labels and bars, and of the card behind them (rgb() strings). */
+  async usageChartColours(): Promise<{ text: string; bar: string; background: string }> {
+    return this.page.getByTestId('usage-chart').evaluate((chart: any) => {
+      const style = (el: unknown) => (globalThis as any).getComputedStyle(el);
+      return {
+        text: style(chart.querySelector('.recharts-cartesian-axis-tick-value')).fill,
+        bar: style(chart.querySelector('.recharts-bar-rectangle path')).fill,
+        background: style(chart.closest('.card')).backgroundColor,
+      };
+    });
+  }
+
   /** The usage chart grouped as the tab `group` says, read from its table of values: label -> credits. */
   async usageBars(group: string): Promise<Map<string, number>> {
     await this.usageChart(group);
