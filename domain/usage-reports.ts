@@ -4,6 +4,8 @@
  * Usage counts come from the usage records; costs are the ledger's settled charges. A member's usage is what
  * their keys made plus what they made in the Playground (no key: the usage record names them); grouped by
  * member, each result says which of the two it is (`source`: `api` or `playground`).
+ * Grouped by key or member, each result also names them (`api_key_name`; `user_name` and `user_email`), so
+ * that a reader sees who spent without joining lists of its own.
  */
 import type { Knex } from 'knex';
 import { InvalidRequestError } from '../core/errors';
@@ -54,6 +56,23 @@ const COLUMNS: Record<UsageGroup, { usage: string; cost: string }> = {
 /** Grouped by member, API and Playground usage stay apart (only Playground runs name a member on their usage record). */
 const SOURCE = "case when r.user_id is not null then 'playground' else 'api' end";
 
+/** The names of the keys and members in `rows` (grouped by them): id -> name, id -> {name, email}. */
+async function namesOf(db: Knex, workspaceId: string, range: ReportRange, rows: Array<Record<string, any>>) {
+  const ids = (g: UsageGroup) => (range.groupBy.includes(g) ? [...new Set(rows.map((r) => r[g]).filter((id): id is string => typeof id === 'string'))] : []);
+  const keyIds = ids('api_key_id');
+  const userIds = ids('user_id');
+  const [keys, users] = await Promise.all([
+    keyIds.length ? db('api_keys').where({ workspace_id: workspaceId }).whereIn('id', keyIds).select('id', 'name') : [],
+    userIds.length ? db('users').whereIn('id', userIds).select('id', 'name', 'email') : [],
+  ]);
+  return {
+    keys: new Map<string, string>(keys.map((k: any) => [k.id, k.name])),
+    users: new Map<string, { name: string; email: string }>(users.map((u: any) => [u.id, { name: u.name, email: u.email }])),
+  };
+}
+
+type Names = Awaited<ReturnType<typeof namesOf>>;
+
 function bucketsOf<T extends { day: number }>(range: ReportRange, rows: T[], toResult: (row: T) => Record<string, unknown>, object: string) {
   const data: Array<{ object: 'bucket'; start_time: number; end_time: number; results: Array<Record<string, unknown>> }> = [];
   for (let start = Math.floor(range.startTime / DAY) * DAY; start < range.endTime; start += DAY) {
@@ -70,9 +89,13 @@ function groupBy(range: ReportRange, kind: 'usage' | 'cost'): string {
   return range.groupBy.map((g) => `, ${COLUMNS[g][kind]}`).join('') + (range.groupBy.includes('user_id') ? `, ${SOURCE}` : '');
 }
 
-function groupValues(range: ReportRange, row: Record<string, any>): Record<string, unknown> {
+function groupValues(range: ReportRange, names: Names, row: Record<string, any>): Record<string, unknown> {
   const values: Record<string, unknown> = Object.fromEntries(USAGE_GROUPS.map((g) => [g, range.groupBy.includes(g) ? row[g] ?? null : null]));
-  if (range.groupBy.includes('user_id')) values.source = row.source;
+  if (range.groupBy.includes('api_key_id')) values.api_key_name = names.keys.get(row.api_key_id) ?? null;
+  if (range.groupBy.includes('user_id')) {
+    const user = names.users.get(row.user_id);
+    Object.assign(values, { user_name: user?.name ?? null, user_email: user?.email ?? null, source: row.source });
+  }
   return values;
 }
 
@@ -86,9 +109,10 @@ export async function usageReport(db: Knex, workspaceId: string, range: ReportRa
       group by 1${groupBy(range, 'usage')} order by 1`,
     [workspaceId, range.startTime, range.endTime],
   );
+  const names = await namesOf(db, workspaceId, range, rows);
   return bucketsOf(range, rows.map((r: any) => ({ ...r, day: Number(r.day) })), (r: any) => ({
     input_tokens: Number(r.input_tokens), output_tokens: Number(r.output_tokens), num_model_requests: Number(r.num_model_requests),
-    credits: microToCredits(Number(r.credits_micro)), ...groupValues(range, r),
+    credits: microToCredits(Number(r.credits_micro)), ...groupValues(range, names, r),
   }), 'organization.usage.result');
 }
 
@@ -101,8 +125,9 @@ export async function costReport(db: Knex, workspaceId: string, range: ReportRan
       group by 1${groupBy(range, 'cost')} order by 1`,
     [workspaceId, range.startTime, range.endTime],
   );
+  const names = await namesOf(db, workspaceId, range, rows);
   return bucketsOf(range, rows.map((r: any) => ({ ...r, day: Number(r.day) })), (r: any) => ({
     amount: { value: microToCredits(Number(r.amount_micro)), currency: 'credits' }, line_item: range.groupBy.includes('model') ? r.model ?? null : null,
-    ...groupValues(range, r),
+    ...groupValues(range, names, r),
   }), 'organization.costs.result');
 }

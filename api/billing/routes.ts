@@ -7,7 +7,8 @@
  *   GET  /v1/billing/payments     the workspace's payments (Checkout and automatic), newest first
  *   GET  /v1/billing/auto-topup   the automatic top-up settings and its latest failure
  *   PUT  /v1/billing/auto-topup   `{enabled, threshold, credits}`
- *   GET  /v1/billing/ledger       the latest credit movements (grants, topups, charges, expiries), newest first
+ *   GET  /v1/billing/ledger       the latest credit movements (grants, topups, charges, expiries), newest first;
+ *                                 a request's hold with what ended it (release and charge, or refund) as one entry
  */
 import Router from '@koa/router';
 import { billingSummary, ledgerEntries } from '../../domain/billing-summary';

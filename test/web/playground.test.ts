@@ -204,8 +204,8 @@ describe('web app: the Playground in Chromium', function () {
     const billing = new BillingPage(ownerPage.page, gateway.url);
     await billing.open();
     const bars = await billing.usageBars('By member');
-    const playground = bars.get(`${owner.email} · Playground`);
-    const viaKeys = bars.get(owner.email);
+    const playground = bars.get(`paula (${owner.email}) · Playground`);
+    const viaKeys = bars.get(`paula (${owner.email})`);
     expect(playground).to.be.greaterThan(0);
     // The only API call was the one compared with the first reply.
     expect(viaKeys).to.be.greaterThan(0).and.to.be.lessThan(playground!);

@@ -97,13 +97,22 @@ export interface AutoTopUp {
   last_failure: { payment_id: string; message: string; at: number } | null;
 }
 
+/** One entry of the ledger: a single movement, or a request's hold with what ended it (`hold`, `movements`). */
 export interface LedgerEntry {
   id: number;
+  /** A hold's outcome (`settle`, `refund`, `release`; `reserve` while open), or the movement's kind. */
   kind: string;
+  /** What the entry did to the balance. */
   credits: number;
-  source: 'plan' | 'topup' | null;
+  source: 'plan' | 'topup' | 'debt' | null;
   model: string | null;
   api_key_id: string | null;
+  api_key: { id: string; name: string | null } | null;
+  /** A Playground request: the member who made it. */
+  member: { id: string; name: string | null; email: string | null } | null;
+  request_id: string | null;
+  hold: { held: number; released: number; refunded: number; charged: number; open: boolean } | null;
+  movements: Array<{ id: number; kind: string; credits: number; source: 'plan' | 'topup' | 'debt' | null; created_at: number }>;
   created_at: number;
 }
 
@@ -121,12 +130,18 @@ export interface UsageResult {
   api_key_id: string | null;
   user_id: string | null;
 }
+/** Grouped by key or member, a result names them. */
+export interface ReportNames {
+  api_key_name?: string | null;
+  user_name?: string | null;
+  user_email?: string | null;
+}
 export interface UsagePage {
-  data: Array<Bucket<UsageResult>>;
+  data: Array<Bucket<UsageResult & ReportNames>>;
 }
 export interface CostPage {
   /** `source` (grouped by member): spent through the member's keys (`api`) or in the Playground. */
-  data: Array<Bucket<{ amount: { value: number; currency: string }; model: string | null; api_key_id: string | null; user_id: string | null; source?: 'api' | 'playground' }>>;
+  data: Array<Bucket<{ amount: { value: number; currency: string }; model: string | null; api_key_id: string | null; user_id: string | null; source?: 'api' | 'playground' } & ReportNames>>;
 }
 
 export interface BudgetAlert {

@@ -107,14 +107,47 @@ export class BillingPage {
     return Number((await this.page.getByTestId('spent').textContent())?.replace(/,/g, ''));
   }
 
-  /** The usage bars grouped as the tab `group` (e.g. 'By member') shows them: label -> credits. */
-  async usageBars(group: string): Promise<Map<string, number>> {
+  /** Shows usage grouped as the tab `group` says (e.g. 'By member') and waits for its chart to be drawn. */
+  async usageChart(group: string): Promise<void> {
     await this.page.getByRole('tab', { name: group }).click();
-    const bars = this.page.getByRole('list', { name: 'Credits charged' }).getByRole('listitem');
-    await bars.first().waitFor();
+    await this.page.getByRole('tab', { name: group, selected: true }).waitFor();
+    const chart = this.page.getByTestId('usage-chart');
+    await chart.locator('.recharts-bar-rectangle').first().waitFor();
+    await chart.locator('.recharts-cartesian-axis-tick-value').first().waitFor();
+  }
+
+  /** The chart's text alternative as a screen reader announces it (its accessible name). */
+  async usageChartDescription(): Promise<string> {
+    return (await this.page.getByRole('img', { name: /^Bar chart of credits charged/ }).getAttribute('aria-label')) ?? '';
+  }
+
+  /** The category labels drawn on the chart's axis (cut when long). */
+  async usageChartLabels(): Promise<string[]> {
+    return this.page.getByTestId('usage-chart').locator('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value').allTextContents();
+  }
+
+  /** The computed colours of the chart's axis labels and bars, and of the card behind them (rgb() strings). */
+  async usageChartColours(): Promise<{ text: string; bar: string; background: string }> {
+    return this.page.getByTestId('usage-chart').evaluate((chart: any) => {
+      const style = (el: unknown) => (globalThis as any).getComputedStyle(el);
+      return {
+        text: style(chart.querySelector('.recharts-cartesian-axis-tick-value')).fill,
+        bar: style(chart.querySelector('.recharts-bar-rectangle path')).fill,
+        background: style(chart.closest('.card')).backgroundColor,
+      };
+    });
+  }
+
+  /** The usage chart grouped as the tab `group` says, read from its table of values: label -> credits. */
+  async usageBars(group: string): Promise<Map<string, number>> {
+    await this.usageChart(group);
+    const details = this.page.locator('details.chart-values');
+    if (!(await details.getAttribute('open'))) await details.getByText('The values as a table').click();
+    const table = this.page.getByRole('table', { name: `Credits charged, ${group.toLowerCase()}` });
+    await table.waitFor();
     const rows = new Map<string, number>();
-    for (const bar of await bars.all()) {
-      rows.set((await bar.locator('.bar-label').textContent()) ?? '', Number((await bar.locator('.bar-value').textContent())?.replace(/,/g, '')));
+    for (const row of await table.locator('tbody tr').all()) {
+      rows.set((await row.locator('th').textContent()) ?? '', Number((await row.locator('td').textContent())?.replace(/,/g, '')));
     }
     return rows;
   }
@@ -122,6 +155,17 @@ export class BillingPage {
   async ledgerKinds(): Promise<string[]> {
     await this.page.getByRole('table', { name: 'Latest credit movements' }).waitFor();
     return this.page.getByRole('table', { name: 'Latest credit movements' }).locator('tbody tr td:nth-child(2)').allTextContents();
+  }
+
+  /** The ledger's rows as the reader sees them: kind, credits, source, the request (model, its hold) and who made it. */
+  async ledgerEntries(): Promise<Array<{ kind: string; credits: string; source: string; request: string; madeBy: string }>> {
+    const table = this.page.getByRole('table', { name: 'Latest credit movements' });
+    await table.waitFor();
+    return Promise.all((await table.locator('tbody tr').all()).map(async (row) => {
+      const [, kind, credits, source, , madeBy] = await row.locator('td').allTextContents();
+      const request = await row.locator('td').nth(4).innerText();
+      return { kind, credits, source, request: request.replace(/\s*\n\s*/g, ' | ').trim(), madeBy };
+    }));
   }
 
   /** The ledger's rows as [kind, credits, source]. */

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api';
 import { useCan } from '../../session';
 import { credits, Empty, ErrorNote, Field, Loading, Section, Table, when } from '../../ui';
-import type { Payment, TopupTerms } from '../../types';
+import type { LedgerEntry, Payment, TopupTerms } from '../../types';
 import { UsageCharts } from './UsageCharts';
 import { StorageCard } from './Storage';
 
@@ -155,6 +155,24 @@ function Payments() {
   );
 }
 
+/** A request's hold and what ended it, in words: "held 12 · released 12 · charged 9.4", "held 12 · refunded 12". */
+function holdText(hold: NonNullable<LedgerEntry['hold']>): string {
+  const parts = [`held ${credits(hold.held)}`];
+  if (hold.released) parts.push(`released ${credits(hold.released)}`);
+  if (hold.refunded) parts.push(`refunded ${credits(hold.refunded)}`);
+  if (hold.charged || (!hold.open && !hold.refunded && !hold.released)) parts.push(`charged ${credits(hold.charged)}`);
+  if (hold.open) parts.push('still open');
+  return parts.join(' · ');
+}
+
+/** Who spent: the API key by name, or the member who made a Playground request. */
+function madeBy(l: LedgerEntry): string {
+  if (l.member) return `${l.member.name && l.member.email ? `${l.member.name} (${l.member.email})` : l.member.email ?? l.member.name ?? l.member.id} · Playground`;
+  if (l.api_key) return `key ${l.api_key.name ?? l.api_key.id}`;
+  return '—';
+}
+
+/** The ledger as the server groups it: a request's hold with its release and charge (or refund) is one row. */
 function Ledger() {
   const ledger = useQuery({ queryKey: ['ledger'], queryFn: api.ledger });
   return (
@@ -163,11 +181,13 @@ function Ledger() {
       <ErrorNote error={ledger.error} />
       {ledger.data?.data.length === 0 && <Empty>No credit movements yet.</Empty>}
       {!!ledger.data?.data.length && (
-        <Table caption="Latest credit movements" head={['When', 'Kind', 'Credits', 'Source', 'Model', 'Key']}>
+        <Table caption="Latest credit movements" head={['When', 'Kind', 'Credits', 'Source', 'Request', 'Made by']}>
           {ledger.data.data.map((l) => (
             <tr key={l.id}>
               <td>{when(l.created_at)}</td><td>{l.kind}</td><td className={l.credits < 0 ? 'neg' : 'pos'}>{credits(l.credits)}</td>
-              <td>{l.source ?? '—'}</td><td>{l.model ?? '—'}</td><td>{l.api_key_id ?? '—'}</td>
+              <td>{l.source ?? '—'}</td>
+              <td>{l.model ?? (l.hold ? '' : '—')}{l.hold && <><br /><span className="ledger-hold">{holdText(l.hold)}</span></>}</td>
+              <td>{madeBy(l)}</td>
             </tr>
           ))}
         </Table>

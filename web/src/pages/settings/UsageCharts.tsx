@@ -1,29 +1,53 @@
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../../api';
-import { credits, day, Empty, ErrorNote, Loading, Section } from '../../ui';
+import type { CostPage } from '../../types';
+import { credits, day, Empty, ErrorNote, Loading, Section, Table } from '../../ui';
+import type { ChartRow } from './UsageChart';
 
-const GROUPS = [{ id: 'day', label: 'By day' }, { id: 'model', label: 'By model' }, { id: 'api_key_id', label: 'By key' }, { id: 'user_id', label: 'By member' }];
+/** The chart library is a chunk of its own, loaded when usage is shown (most pages never need it). */
+const UsageChart = lazy(() => import('./UsageChart'));
+
+const GROUPS = [
+  { id: 'day', label: 'By day', column: 'Day' },
+  { id: 'model', label: 'By model', column: 'Model' },
+  { id: 'api_key_id', label: 'By key', column: 'API key' },
+  { id: 'user_id', label: 'By member', column: 'Member' },
+] as const;
+type Group = (typeof GROUPS)[number]['id'];
+type CostResult = CostPage['data'][number]['results'][number];
+
+/** What a result is called (and, shorter, on the chart's axis): the key's and the member's names come with the report. */
+function labelOf(group: Group, r: CostResult): { label: string; tick?: string } {
+  if (group === 'model') return { label: r.model ?? 'other' };
+  if (group === 'api_key_id') return { label: r.api_key_id ? r.api_key_name ?? r.api_key_id : 'No key (Playground)' };
+  const where = r.source === 'playground' ? ' · Playground' : '';
+  const member = r.user_name && r.user_email ? `${r.user_name} (${r.user_email})` : r.user_email ?? r.user_name ?? r.user_id ?? 'operator';
+  return { label: `${member}${where}`, tick: `${r.user_name ?? member}${where}` };
+}
 
 /**
- * Charged credits of the last 30 days as horizontal bars, by day, model, key or member. By member, what a
- * member spent in the Playground is a bar of its own beside what their keys spent.
+ * Charged credits of the last 30 days as a bar chart, by day, model, key or member. By member, what a member
+ * spent in the Playground is a bar of its own beside what their keys spent. Every chart has its text
+ * alternative: its values in words (the chart's accessible name) and as a table.
  */
 export function UsageCharts() {
-  const [group, setGroup] = useState('day');
+  const [group, setGroup] = useState<Group>('day');
   const costs = useQuery({ queryKey: ['costs', group], queryFn: () => api.costs(group === 'day' ? '' : group) });
-  const users = useQuery({ queryKey: ['users'], queryFn: api.users, enabled: group === 'user_id' });
-  const member = (id: string | null) => users.data?.data.find((u) => u.id === id)?.email ?? id ?? 'operator';
-  const rows = new Map<string, number>();
+  const rows = new Map<string, ChartRow>();
   for (const bucket of costs.data?.data ?? []) {
-    for (const r of bucket.results) {
-      const label = group === 'day' ? day(bucket.start_time)
-        : group === 'user_id' ? `${member(r.user_id)}${r.source === 'playground' ? ' · Playground' : ''}`
-          : String((r as Record<string, unknown>)[group] ?? 'operator');
-      rows.set(label, (rows.get(label) ?? 0) + r.amount.value);
+    if (group === 'day') rows.set(day(bucket.start_time), { label: day(bucket.start_time), value: bucket.results.reduce((n, r) => n + r.amount.value, 0) });
+    for (const r of group === 'day' ? [] : bucket.results) {
+      const named = labelOf(group, r);
+      rows.set(named.label, { ...named, value: (rows.get(named.label)?.value ?? 0) + r.amount.value });
     }
   }
-  const max = Math.max(0, ...rows.values());
+  const chart = [...rows.values()];
+  if (group !== 'day') chart.sort((a, b) => b.value - a.value);
+  const charged = chart.filter((r) => r.value > 0);
+  const { label: groupLabel, column } = GROUPS.find((g) => g.id === group)!;
+  const described = `Bar chart of credits charged in the last 30 days, ${groupLabel.toLowerCase()}: `
+    + `${charged.map((r) => `${r.label}, ${credits(r.value)}`).join('; ')}${group === 'day' ? ' (days without charges left out)' : ''}.`;
   return (
     <Section title="Usage (last 30 days)" actions={
       <div role="tablist" aria-label="Group usage" className="tabs">
@@ -32,16 +56,22 @@ export function UsageCharts() {
     }>
       {costs.isPending && <Loading what="usage" />}
       <ErrorNote error={costs.error} />
-      {costs.data && rows.size === 0 && <Empty>No charges in the last 30 days.</Empty>}
-      <ul className="bars" aria-label="Credits charged">
-        {[...rows].map(([label, value]) => (
-          <li key={label}>
-            <span className="bar-label">{label}</span>
-            <span className="bar" style={{ width: `${max ? Math.max(2, (value / max) * 100) : 0}%` }} aria-hidden="true" />
-            <span className="bar-value">{credits(value)}</span>
-          </li>
-        ))}
-      </ul>
+      {costs.data && charged.length === 0 && <Empty>No charges in the last 30 days.</Empty>}
+      {charged.length > 0 && (
+        <>
+          <div className="usage-chart" role="img" aria-label={described} data-testid="usage-chart">
+            <Suspense fallback={<div className="usage-chart-loading" />}>
+              <UsageChart rows={group === 'day' ? chart : charged} columns={group === 'day'} />
+            </Suspense>
+          </div>
+          <details className="chart-values">
+            <summary>The values as a table</summary>
+            <Table caption={`Credits charged, ${groupLabel.toLowerCase()}`} head={[column, 'Credits']}>
+              {charged.map((r) => <tr key={r.label}><th scope="row">{r.label}</th><td className="num">{credits(r.value)}</td></tr>)}
+            </Table>
+          </details>
+        </>
+      )}
     </Section>
   );
 }
