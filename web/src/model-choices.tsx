@@ -22,7 +22,7 @@ export function MoreModels({ others, id }: { others: Model[]; id?: string }) {
     <p className="muted more-models" id={id} data-testid="more-models">
       {others.length} more model{others.length === 1 ? '' : 's'} {others.length === 1 ? 'is' : 'are'} not available to this workspace
       {byKey > 0 && <>: {byKey} need{byKey === 1 ? 's' : ''} a provider key ({providers.join(', ')}), added in <Link to="/settings/provider-keys">Provider keys</Link></>}
-      {byKey < others.length && <>{byKey > 0 ? '; the rest' : ':'} no credentials for their provider on this gateway</>}
+      {byKey < others.length && (byKey > 0 ? '; the rest have no credentials on this gateway' : ': their providers have no credentials on this gateway')}
       . <Link to="/settings/models">See every model</Link>.
     </p>
   );
