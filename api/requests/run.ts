@@ -31,8 +31,9 @@ import { IDEMPOTENT_REQUEST_PREFIX, requestWorkflowId } from '../../workflows/co
 export async function checkRequestedModel(ctx: GatewayContext, deps: AppDeps, endpoint: Endpoint, model: string, body: unknown): Promise<ModelRecord> {
   const handler = handlerFor(endpoint);
   const record = await eligibleModel(deps.catalog, { model, modality: handler.modality, allowedModels: ctx.state.auth.allowedModels });
-  await checkUsable(record, modelAccessOf(deps, ctx.state.auth), model);
   handler.check(record, body);
+  // A request the model could never take is refused as such first, whoever's key would serve it.
+  await checkUsable(record, modelAccessOf(deps, ctx.state.auth), model);
   return record;
 }
 
