@@ -2,7 +2,7 @@
  * Model pickers and failed messages in Chromium. The gateway here has keys only for its simulated models and
  * takes workspaces' own provider keys: the Playground's model picker offers exactly the models GET /v1/models
  * says the workspace can use, names how many more need a provider key and links to Provider keys (a phone's
- * width too, with Fallback chains); a failed reply links to its fix (a provider's throttling to Fallback chains
+ * width too, with Fallback chains), and a new key's allow-list is picked from them; a failed reply links to its fix (a provider's throttling to Fallback chains
  * with the wait explained, no credits to Billing), as does a send refused for a model without a key. Both
  * sizes pass axe. A screenshot goes to docs/screenshots/model-picker.png (with UPDATE_SCREENSHOTS=1).
  */
@@ -61,6 +61,23 @@ describe('web app: usable models in pickers, and failures linked to their fix, i
     await more.getByRole('link', { name: 'Provider keys' }).click();
     await playground.page.getByRole('heading', { name: /provider keys/i }).first().waitFor();
     expect(new URL(playground.page.url()).pathname).to.equal('/settings/provider-keys');
+
+    // A new key's allow-list is picked from the usable models (every modality).
+    const page = playground.page;
+    await page.goto(`${gateway.url}/settings/keys`);
+    const form = page.getByRole('form', { name: 'Create an API key' });
+    await form.locator('summary', { hasText: 'Allowed models' }).click();
+    const everyUsable = ((await owner.json('GET', '/v1/models')).body.data as Listed[]).filter((m) => m.available).map((m) => m.id).sort();
+    const group = form.getByRole('group', { name: 'Allowed models' });
+    expect((await group.getByRole('checkbox').evaluateAll((boxes: any[]) => boxes.map((b) => b.value))).sort()).to.deep.equal(everyUsable);
+    expect(await form.getByTestId('more-models').isVisible()).to.equal(true);
+    await form.getByLabel('Name').fill('narrow');
+    await group.getByRole('checkbox', { name: /^sim-chat-mini / }).check();
+    await form.getByRole('button', { name: 'Create key' }).click();
+    await page.getByTestId('new-key').waitFor();
+    const keys = (await owner.json('GET', '/v1/organization/api_keys')).body.data as Array<{ name: string; quotas: { models: string[] | null } }>;
+    expect(keys.find((k) => k.name === 'narrow')?.quotas.models).to.deep.equal(['sim-chat-mini']);
+    expect((await axeViolations(page)).filter(serious)).to.deep.equal([]);
     expect(suite.consoleErrors()).to.deep.equal([]);
   });
 
