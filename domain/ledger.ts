@@ -14,6 +14,7 @@
 import { preparedRows } from '../db/prepared';
 import type { Knex } from 'knex';
 import { InsufficientCreditsError, PermissionDeniedError } from '../core/errors';
+import { MICRO_PER_CREDIT, microToCredits } from '../core/money';
 import { usageRecordJson, type UsageRecord } from './usage-record';
 
 /** A knex handle or a transaction: inside a caller's transaction each operation nests as a savepoint. */
@@ -47,9 +48,35 @@ export interface Balance {
   debtMicro: number;
 }
 
-/** 403 when a key's cost cap would be passed (a plain PermissionDeniedError, so it crosses Temporal as one). */
-export function costCapExceeded(capMicro: number): PermissionDeniedError {
-  return new PermissionDeniedError(`This API key reached its cost cap of ${capMicro / 1_000_000} credits. Raise the cap or use another key.`, { code: 'key_cost_cap_exceeded' });
+/** Where a capped key stood when a hold was refused: its cap, what it spent, what its requests in flight hold, and the hold asked for (micro-credits). */
+export interface CapStanding {
+  capMicro: number;
+  /** Null when not known. */
+  spentMicro: number | null;
+  reservedMicro: number | null;
+  holdMicro: number;
+}
+
+/**
+ * 403 `key_cost_cap_exceeded` when a key's cost cap would be passed (a plain PermissionDeniedError, so it
+ * crosses Temporal as one). It says which: the cap is used up, or this request's hold (the most it may cost)
+ * is more than what is left under the cap, which a request with a smaller hold could still use.
+ */
+export function costCapExceeded(standing: CapStanding): PermissionDeniedError {
+  const credits = (micro: number) => `${microToCredits(micro)} credit${micro === MICRO_PER_CREDIT ? '' : 's'}`;
+  const { capMicro, spentMicro, reservedMicro, holdMicro } = standing;
+  const code = { code: 'key_cost_cap_exceeded' };
+  if (spentMicro === null || reservedMicro === null) {
+    return new PermissionDeniedError(`This API key reached its cost cap of ${credits(capMicro)}. Raise the cap or use another key.`, code);
+  }
+  const used = `${credits(spentMicro)} spent${reservedMicro > 0 ? `, ${credits(reservedMicro)} held by requests in progress` : ''}`;
+  const leftMicro = Math.max(0, capMicro - spentMicro - reservedMicro);
+  if (leftMicro === 0) return new PermissionDeniedError(`This API key reached its cost cap of ${credits(capMicro)} (${used}). Raise the cap or use another key.`, code);
+  return new PermissionDeniedError(
+    `This request may cost up to ${credits(holdMicro)} (the hold taken before it runs), more than the ${credits(leftMicro)} left under this API key's cost cap of ${credits(capMicro)} (${used}). ` +
+    'Ask for less (a lower max_tokens, fewer or smaller outputs) or raise the cap.',
+    code,
+  );
 }
 
 async function appendRow(trx: Knex.Transaction, row: {
@@ -226,7 +253,7 @@ export async function reserve(db: Db, opts: { reservationId: string; workspaceId
     ]));
     return toReservation(rows[0].r);
   } catch (err) {
-    throw ledgerError(err);
+    throw await ledgerError(db, err, opts);
   }
 }
 
@@ -263,10 +290,20 @@ export async function refund(db: Db, opts: { reservationId: string; reason: stri
   return rows[0].r === null ? null : toReservation(rows[0].r);
 }
 
-function ledgerError(err: unknown): unknown {
+/**
+ * The ledger function's refusals as typed errors. A cost cap's refusal carries the cap (its detail); where
+ * the key stands under it is read after the refusal, for the message only.
+ */
+async function ledgerError(db: Db, err: unknown, opts: { apiKeyId?: string | null; amountMicro: number }): Promise<unknown> {
   const pg = err as { code?: string; detail?: string };
   if (pg.code === 'GW402') return new InsufficientCreditsError();
-  if (pg.code === 'GW403') return costCapExceeded(Number(pg.detail ?? 0));
+  if (pg.code === 'GW403') {
+    // Not inside a caller's transaction: the refusal has aborted it.
+    const key = opts.apiKeyId && !(db as Knex.Transaction).isTransaction ? await db('api_keys').where({ id: opts.apiKeyId }).first('spent_micro', 'reserved_micro') : undefined;
+    return costCapExceeded({
+      capMicro: Number(pg.detail ?? 0), spentMicro: key ? Number(key.spent_micro) : null, reservedMicro: key ? Number(key.reserved_micro) : null, holdMicro: opts.amountMicro,
+    });
+  }
   return err;
 }
 

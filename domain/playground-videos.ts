@@ -41,7 +41,7 @@ export async function finishVideoMessage(db: Knex, storage: ObjectStorage, jobId
     await finishMessage(trx, message.id, {
       status: job.status === 'succeeded' ? 'completed' : 'failed',
       content: job.status === 'succeeded' ? `${files.length} video${files.length === 1 ? '' : 's'}` : '',
-      files, error: job.error?.message ?? null,
+      files, error: job.error?.message ?? null, errorCode: job.error?.code ?? null,
     });
     return 'finished';
   });

@@ -42,6 +42,8 @@ export interface Message {
   requestId: string | null;
   status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed';
   error: string | null;
+  /** The failure's code (`insufficient_credits`, `provider_not_configured`, ...), when it had one. */
+  errorCode: string | null;
   userId: string | null;
   /** The message this one follows (null: the chat's first turn); siblings (same parent) are branches. */
   parentId: string | null;
@@ -64,7 +66,7 @@ function toChat(r: any): Chat {
 export function toMessage(r: any): Message {
   return {
     id: r.id, chatId: r.chat_id, role: r.role, kind: r.kind, content: r.content, files: r.files ?? [], model: r.model, requestId: r.request_id,
-    status: r.status, error: r.error, userId: r.user_id, parentId: r.parent_id ?? null, createdAt: seconds(r.created_at), generation: r.generation ?? null,
+    status: r.status, error: r.error, errorCode: r.error_code ?? null, userId: r.user_id, parentId: r.parent_id ?? null, createdAt: seconds(r.created_at), generation: r.generation ?? null,
   };
 }
 
@@ -187,7 +189,7 @@ export async function messagesOf(db: Knex, chatId: string): Promise<Message[]> {
 }
 
 /** Adds a message after `parentId` (null: a first turn) and shows its branch. */
-export async function addMessage(db: Knex, m: Omit<Message, 'id' | 'createdAt' | 'error' | 'files' | 'kind'> & { files?: string[]; kind?: Message['kind'] }): Promise<Message> {
+export async function addMessage(db: Knex, m: Omit<Message, 'id' | 'createdAt' | 'error' | 'errorCode' | 'files' | 'kind'> & { files?: string[]; kind?: Message['kind'] }): Promise<Message> {
   const [row] = await db('playground_messages').insert({
     id: newId('msg'), chat_id: m.chatId, role: m.role, kind: m.kind ?? 'text', content: m.content, files: JSON.stringify(m.files ?? []), model: m.model,
     request_id: m.requestId, status: m.status, user_id: m.userId, parent_id: m.parentId, ...(m.generation ? { generation: JSON.stringify(m.generation) } : {}),
@@ -196,9 +198,9 @@ export async function addMessage(db: Knex, m: Omit<Message, 'id' | 'createdAt' |
   return toMessage(row);
 }
 
-export async function finishMessage(db: Knex, id: string, done: { status: Message['status']; content?: string; files?: string[]; error?: string | null }): Promise<void> {
+export async function finishMessage(db: Knex, id: string, done: { status: Message['status']; content?: string; files?: string[]; error?: string | null; errorCode?: string | null }): Promise<void> {
   await db('playground_messages').where({ id }).update({
-    status: done.status, ...(done.content !== undefined ? { content: done.content } : {}), ...(done.files ? { files: JSON.stringify(done.files) } : {}), error: done.error ?? null,
+    status: done.status, ...(done.content !== undefined ? { content: done.content } : {}), ...(done.files ? { files: JSON.stringify(done.files) } : {}), error: done.error ?? null, error_code: done.errorCode ?? null,
   });
 }
 

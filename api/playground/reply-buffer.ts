@@ -14,6 +14,8 @@ type Listener = (event: { delta?: string; done?: boolean }) => void;
 export class ReplyBuffer extends Writable {
   text = '';
   error: string | null = null;
+  /** The code of the error the stream ended with (null: none, or it had no code). */
+  errorCode: string | null = null;
   private pending = '';
   private finished = false;
   private readonly watchers = new Set<Listener>();
@@ -50,7 +52,10 @@ export class ReplyBuffer extends Writable {
     if (!data || data === '[DONE]') return;
     try {
       const parsed = JSON.parse(data);
-      if (parsed.error) this.error = String(parsed.error.message ?? 'the model failed');
+      if (parsed.error) {
+        this.error = String(parsed.error.message ?? 'the model failed');
+        this.errorCode = typeof parsed.error.code === 'string' ? parsed.error.code : null;
+      }
       const delta = parsed.choices?.[0]?.delta?.content;
       if (typeof delta === 'string' && delta) {
         this.text += delta;

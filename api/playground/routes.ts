@@ -160,7 +160,7 @@ export function playgroundRouter(deps: AppDeps): Router<GatewayState> {
     const parentId = regenerated ? regenerated.parentId : edited ? edited.parentId : chat.currentMessageId ?? all.at(-1)?.id ?? null;
     const history = parentId ? branchTo(all, parentId) : [];
     const prompt = regenerated ? history.at(-1) as Message : undefined;
-    const pending: Message = { id: '', chatId: chat.id, role: 'user', kind: 'text', content, files: fileIds, model: null, requestId: null, status: 'sent', error: null, userId: reader(ctx).userId, parentId, createdAt: 0 };
+    const pending: Message = { id: '', chatId: chat.id, role: 'user', kind: 'text', content, files: fileIds, model: null, requestId: null, status: 'sent', error: null, errorCode: null, userId: reader(ctx).userId, parentId, createdAt: 0 };
     const request = await chatBody(deps.storage, {
       chat, instructions: chat.projectId ? (await projectFor(deps.db, { ...reader(ctx), userId: chat.userId }, chat.projectId)).instructions : '',
       history: prompt ? history : [...history, pending], files, model, params,
@@ -388,7 +388,7 @@ function chatJson(c: Chat, extra: Record<string, unknown>) {
 function messageJson(m: Message) {
   return {
     id: m.id, object: 'playground.message', role: m.role, kind: m.kind, content: m.content, files: m.files, model: m.model, request_id: m.requestId,
-    status: m.status, error: m.error, user_id: m.userId, parent_id: m.parentId, created_at: m.createdAt, generation: m.generation ?? null,
+    status: m.status, error: m.error, error_code: m.errorCode, user_id: m.userId, parent_id: m.parentId, created_at: m.createdAt, generation: m.generation ?? null,
   };
 }
 

@@ -13,6 +13,7 @@ import type { chatStreamWorkflow, ChatStreamInput } from '../../workflows/chat-s
 import type { modelRequestWorkflow } from '../../workflows/model-request';
 import { requestWorkflowId } from '../../workflows/contracts';
 import type { Endpoint, EndpointResponse } from '../../endpoints/types';
+import { findGatewayError } from '../../activities/failures';
 import { loadPayload } from '../../activities/request-io';
 import { resultKey } from '../../endpoints/media';
 import { addFile, finishMessage, saveReplySoFar, type Message, type PlaygroundFile } from '../../domain/playground';
@@ -59,8 +60,8 @@ export class PlaygroundRuns {
       throw err;
     }
     void handle.result().then(
-      (result) => finishMessage(this.deps.db, message.id, { status: result.ending === 'completed' ? 'completed' : 'stopped', content: reply.text, error: reply.error }),
-      (err) => finishMessage(this.deps.db, message.id, { status: 'failed', content: reply.text, error: errorText(err) }),
+      (result) => finishMessage(this.deps.db, message.id, { status: result.ending === 'completed' ? 'completed' : 'stopped', content: reply.text, error: reply.error, errorCode: reply.errorCode }),
+      (err) => finishMessage(this.deps.db, message.id, { status: 'failed', content: reply.text, ...failure(err) }),
     ).catch((err) => this.deps.log.error({ err, requestId }, 'could not store a Playground reply'))
       .finally(() => this.forget(requestId, message.id));
   }
@@ -125,7 +126,7 @@ export class PlaygroundRuns {
     void handle.result().then(async (result) => {
       const { files, content } = await store(await loadPayload(this.deps.storage, result.response));
       await finishMessage(this.deps.db, message.id, { status: 'completed', files: files.map((f) => f.id), content });
-    }, (err) => finishMessage(this.deps.db, message.id, { status: 'failed', error: errorText(err) }))
+    }, (err) => finishMessage(this.deps.db, message.id, { status: 'failed', ...failure(err) }))
       .catch((err) => this.deps.log.error({ err, requestId, endpoint }, 'could not store a Playground generation'));
   }
 
@@ -163,8 +164,11 @@ export class PlaygroundRuns {
   }
 }
 
-function errorText(err: unknown): string {
+/** What a failed run tells its message: the gateway error it carries (its message and code), else the innermost cause's message. */
+function failure(err: unknown): { error: string; errorCode: string | null } {
+  const known = findGatewayError(err);
+  if (known) return { error: known.message, errorCode: known.code };
   let e: any = err;
   while (e?.cause) e = e.cause;
-  return e?.message ? String(e.message) : String(err);
+  return { error: e?.message ? String(e.message) : String(err), errorCode: null };
 }

@@ -9,7 +9,8 @@ import type { Endpoint } from '../../endpoints/types';
 import { loadPayload } from '../../activities/request-io';
 import type { ModelRecord } from '../../catalog/types';
 import { microToCredits } from '../../core/money';
-import { eligibleModel } from '../../domain/model-eligibility';
+import { checkUsable, eligibleModel } from '../../domain/model-eligibility';
+import { modelAccessOf } from '../http/model-access';
 import type { modelRequestWorkflow, ModelRequestInput } from '../../workflows/model-request';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
@@ -23,11 +24,16 @@ import { awaitOutcome, closeStoppedRun, expectOutcome, type InProcessOutcome } f
 import { RequestPhases } from '../http/server-timing';
 import { IDEMPOTENT_REQUEST_PREFIX, requestWorkflowId } from '../../workflows/contracts';
 
-/** Checks the requested model against the request and the key (every hop checks again); returns its record. */
+/**
+ * Checks the requested model against the request, the key and the credentials that could serve it (every hop
+ * checks again); returns its record.
+ */
 export async function checkRequestedModel(ctx: GatewayContext, deps: AppDeps, endpoint: Endpoint, model: string, body: unknown): Promise<ModelRecord> {
   const handler = handlerFor(endpoint);
   const record = await eligibleModel(deps.catalog, { model, modality: handler.modality, allowedModels: ctx.state.auth.allowedModels });
   handler.check(record, body);
+  // A request the model could never take is refused as such first, whoever's key would serve it.
+  await checkUsable(record, modelAccessOf(deps, ctx.state.auth), model);
   return record;
 }
 

@@ -9,9 +9,9 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { validateModelParams } from '../../catalog/params';
 import { videoCost } from '../../catalog/pricing';
 import type { ModelRecord } from '../../catalog/types';
-import { InsufficientCreditsError, InvalidRequestError, NotFoundError, PermissionDeniedError } from '../../core/errors';
+import { InsufficientCreditsError, InvalidRequestError, NotFoundError } from '../../core/errors';
 import { newId } from '../../core/ids';
-import { getBalance } from '../../domain/ledger';
+import { costCapExceeded, getBalance } from '../../domain/ledger';
 import { createVideoJob, discardQueuedVideoJob, findVideoJob, type VideoJob, type VideoJobSpec } from '../../domain/video-jobs';
 import { getFallbackChain } from '../../domain/workspaces';
 import type { VideoGenerationInput, videoGenerationWorkflow } from '../../workflows/video-generation';
@@ -114,9 +114,8 @@ async function checkAffordable(ctx: GatewayContext, deps: AppDeps, costMicro: nu
   if ((await getBalance(deps.db, auth.workspaceId)).totalMicro < costMicro) throw new InsufficientCreditsError();
   if (auth.costCapMicro != null) {
     const keyRow = await deps.db('api_keys').where({ id: auth.keyId }).first('spent_micro', 'reserved_micro');
-    if (Number(keyRow.spent_micro) + Number(keyRow.reserved_micro) + costMicro > auth.costCapMicro) {
-      throw new PermissionDeniedError(`This API key reached its cost cap of ${auth.costCapMicro / 1_000_000} credits. Raise the cap or use another key.`, { code: 'key_cost_cap_exceeded' });
-    }
+    const standing = { capMicro: auth.costCapMicro, spentMicro: Number(keyRow.spent_micro), reservedMicro: Number(keyRow.reserved_micro), holdMicro: costMicro };
+    if (standing.spentMicro + standing.reservedMicro + costMicro > auth.costCapMicro) throw costCapExceeded(standing);
   }
 }
 

@@ -194,6 +194,36 @@ describe('workspace provider keys (BYOK)', function () {
     expect({ credits: Number(usage.credits_micro), source: usage.key_source }).to.deep.equal({ credits: 930, source: 'platform' });
   });
 
+  it('the model list says which models the workspace can use, by the rule its requests are refused with', async () => {
+    const tenant = await gateway.newTenant({ credits: 100 });
+    type Listed = { id: string; available: boolean; unavailable_code?: string; unavailable_reason?: string; needs_provider_key?: boolean };
+    const listed = async (t: Tenant, id: string) => ((await (await t.fetch('/v1/models?modality=chat')).json()) as { data: Listed[] }).data.find((m) => m.id === id)!;
+    const refusal = (t: Tenant, model: string) => chat(t, model).then(() => null, (err: { status: number; code: string; error: { message: string } }) => ({ status: err.status, code: err.code, message: err.error.message }));
+
+    // Groq has no platform key here: its models need the workspace's own, and a request is refused before it starts.
+    const llama = await listed(tenant, 'llama-3.1-8b-instant');
+    expect(llama).to.deep.include({ available: false, unavailable_code: 'provider_not_configured', needs_provider_key: true });
+    expect(llama.unavailable_reason).to.contain('Settings > Provider keys');
+    expect(await refusal(tenant, 'llama-3.1-8b-instant')).to.deep.equal({ status: 503, code: 'provider_not_configured', message: llama.unavailable_reason });
+    expect(groq.received('POST /openai/v1/chat/completions')).to.have.length(0);
+    expect(await db()('usage_records').where({ workspace_id: tenant.workspaceId })).to.have.length(0);
+    expect(await listed(tenant, 'gpt-4o-mini')).to.include({ available: true });
+
+    expect((await addKey(tenant, 'groq', GROQ_KEY)).status).to.equal(201);
+    expect(await listed(tenant, 'llama-3.1-8b-instant')).to.include({ available: true });
+    expect((await listed(other, 'llama-3.1-8b-instant')).available).to.equal(false);
+
+    // A key with an allow-list sees only its models as usable, and is refused the others with the same sentence.
+    const narrow = await createApiKey(db(), { workspaceId: tenant.workspaceId, name: 'narrow', role: 'developer', quotas: { models: ['gpt-4o-mini'] }, actor: 'test' });
+    const asNarrow: Tenant = { ...tenant, key: narrow.key, keyId: narrow.id, fetch: (path, init = {}) => fetch(`${gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${narrow.key}`, ...(init.headers ?? {}) } }) };
+    const gpt4o = await listed(asNarrow, 'gpt-4o');
+    expect(gpt4o).to.deep.include({ available: false, unavailable_code: 'model_not_allowed', needs_provider_key: false });
+    expect(await listed(asNarrow, 'gpt-4o-mini')).to.include({ available: true });
+    const res = await asNarrow.fetch('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }] }) });
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect([res.status, body.error.code, body.error.message]).to.deep.equal([403, 'model_not_allowed', gpt4o.unavailable_reason]);
+  });
+
   it('only owners and admins manage keys', async () => {
     for (const role of ['developer', 'viewer', 'billing'] as const) {
       const key = await createApiKey(db(), { workspaceId: owner.workspaceId, name: role, role, actor: 'test' });

@@ -10,7 +10,9 @@ export interface Receipt {
 }
 export interface ChatMessage {
   id: string; role: 'user' | 'assistant'; kind: 'text' | 'image' | 'audio' | 'video'; content: string; files: string[]; model: string | null; request_id: string | null;
-  status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed'; error: string | null; bookmarked: boolean; receipt: Receipt | null; user_id?: string | null;
+  status: 'sent' | 'running' | 'completed' | 'stopped' | 'failed'; error: string | null;
+  /** The failure's code (`insufficient_credits`, `provider_not_configured`, ...): the app links to its fix. */
+  error_code?: string | null; bookmarked: boolean; receipt: Receipt | null; user_id?: string | null;
   /** A video message's durable job. */
   job?: { id: string; status: 'queued' | 'processing' | 'succeeded' | 'failed'; progress: number; error: { message: string } | null };
   /** The request a generation was made with: sending it again (regenerate) makes another with the same parameters. */

@@ -162,7 +162,12 @@ export interface Model {
   name: string;
   provider: string;
   modality: string;
+  /** Whether this workspace (or the calling key) can use it; else the code its request would be refused with, and why. */
   available: boolean;
+  unavailable_code?: 'model_not_allowed' | 'provider_not_configured';
+  unavailable_reason?: string;
+  /** Whether a provider key of the workspace's own would make it usable. */
+  needs_provider_key?: boolean;
   pricing: Record<string, unknown>;
   allowedParams: Record<string, unknown>;
   context_window: number | null;

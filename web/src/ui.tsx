@@ -11,19 +11,52 @@ export function Empty({ children }: { children: ReactNode }) {
   return <p className="empty">{children}</p>;
 }
 
-/** Where an error is put right: a refusal for credits in Billing, a limit with the keys' limits, a model a key may not use in its settings. */
-function fixFor(error: ApiError): { to: string; label: string } | null {
-  if (error.status === 402) return { to: '/settings/billing', label: 'Add credits in Billing' };
-  if (error.status === 429) return { to: '/settings/keys', label: 'See the limits in API keys' };
-  if (error.code === 'model_not_allowed') return { to: '/settings/keys', label: 'Change the key’s models in API keys' };
+/** A failure as the app knows it: an API error's status and code, or a Playground message's code (and whose provider key served it). */
+export interface Failure {
+  status?: number | null;
+  code: string | null;
+  keySource?: 'platform' | 'workspace';
+}
+
+/** Where a failure is put right, and what to do there (`hint`: a sentence before the link, or alone when there is no page for it). */
+export interface Fix {
+  hint?: string;
+  to?: string;
+  label?: string;
+}
+
+/**
+ * Where a failure is put right: no credits in Billing, a key's limits, models and cost cap in API keys, a provider
+ * without a key (or whose key of the workspace's own was refused) in Provider keys; a provider's throttling is waited out.
+ */
+export function fixFor(failure: Failure): Fix | null {
+  const { status, code } = failure;
+  if (status === 402 || code === 'insufficient_credits') return { to: '/settings/billing', label: 'Add credits in Billing' };
+  if (code === 'key_cost_cap_exceeded') return { to: '/settings/keys', label: 'Raise the key’s cost cap in API keys' };
+  if (code === 'model_not_allowed') return { to: '/settings/keys', label: 'Change the key’s models in API keys' };
+  if (code === 'provider_not_configured') return { to: '/settings/provider-keys', label: 'Add a key for this provider in Provider keys' };
+  if (code === 'provider_auth_failed') {
+    return failure.keySource === 'platform' ? { hint: 'The gateway’s own key for this provider was refused: its operator has to replace it.' }
+      : { hint: failure.keySource === 'workspace' ? 'The provider refused this workspace’s own key.' : 'The provider refused the key.', to: '/settings/provider-keys', label: 'Replace it in Provider keys' };
+  }
+  if (code === 'upstream_rate_limited' || code === 'deployments_unavailable') {
+    return { hint: 'The provider is throttling requests: wait a minute and send again, or let another model take over.', to: '/settings/fallbacks', label: 'Set a fallback chain' };
+  }
+  if (status === 429 || code === 'rate_limit_exceeded') return { hint: 'A limit was reached: wait until it resets (a minute, or midnight UTC for a daily cap).', to: '/settings/keys', label: 'See the limits in API keys' };
   return null;
+}
+
+/** The fix of a failure after its message: the hint, then the link. */
+export function FixLink({ fix }: { fix: Fix | null }) {
+  if (!fix) return null;
+  return <>{fix.hint && <> {fix.hint}</>}{fix.to && <> <Link to={fix.to}>{fix.label}</Link></>}</>;
 }
 
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
   const message = error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
   const fix = error instanceof ApiError ? fixFor(error) : null;
-  return <p className="error" role="alert">{message}{fix && <> <Link to={fix.to}>{fix.label}</Link></>}</p>;
+  return <p className="error" role="alert">{message}<FixLink fix={fix} /></p>;
 }
 
 export function Field({ label, hint, ...input }: InputHTMLAttributes<HTMLInputElement> & { label: string; hint?: string }) {

@@ -103,6 +103,27 @@ for (const store of COUNTER_STORES) {
       expect(((await res.json()) as any).error.code).to.equal('key_cost_cap_exceeded');
     });
 
+    it('says why a cost cap refused: a hold larger than what is left (nothing spent), then the cap used up', async () => {
+      const tenant = await gateway.newTenant({ credits: 100, quotas: { costCap: 0.01 } });
+      const refusal = async (body: string) => {
+        const res = await tenant.fetch('/v1/chat/completions', { ...post, body });
+        return { status: res.status, ...(((await res.json()) as any).error ?? {}) };
+      };
+      // Without max_tokens the hold covers the model's longest answer: more than the whole cap, though nothing was spent.
+      const early = await refusal(chatBody);
+      expect(early).to.include({ status: 403, code: 'key_cost_cap_exceeded' });
+      expect(early.message).to.match(/^This request may cost up to [\d.]+ credits \(the hold taken before it runs\), more than the 0\.01 credits left under this API key's cost cap of 0\.01 credits \(0 credits spent\)\. Ask for less \(a lower max_tokens/);
+      // Asking for less fits under the cap.
+      const small = await tenant.fetch('/v1/chat/completions', { ...post, body: JSON.stringify({ ...JSON.parse(chatBody), max_tokens: 16 }) });
+      expect(small.status).to.equal(200);
+      // Spent up to the cap, the refusal says the cap is reached.
+      await gateway.runtime.db('api_keys').where({ id: tenant.keyId }).update({ spent_micro: 10_000 });
+      expect(await refusal(chatBody)).to.include({
+        status: 403, code: 'key_cost_cap_exceeded',
+        message: 'This API key reached its cost cap of 0.01 credits (0.01 credits spent). Raise the cap or use another key.',
+      });
+    });
+
     it('applies the per-IP safety net before authentication', async () => {
       // Behind a trusted proxy the client address comes from X-Forwarded-For; a fresh one has a fresh count.
       const strict = await startTestGateway({ env: { ...env, IP_RATE_LIMIT: '3', TRUST_PROXY: 'true' } });

@@ -25,6 +25,27 @@ export class PlaygroundPage {
     await saved;
   }
 
+  /** Opens the chat's "Model and parameters" panel (when closed) and returns its Model picker: the select and the line under it. */
+  async modelPicker(): Promise<{ select: Locator; more: Locator }> {
+    const panel = this.page.locator('details.settings');
+    if (!(await panel.evaluate((d: any) => d.open))) await panel.locator('summary').click();
+    const picker = panel.locator('.picker', { has: this.page.locator('span', { hasText: /^Model$/ }) });
+    return { select: picker.locator('select'), more: picker.getByTestId('more-models') };
+  }
+
+  /** The values of a select's options (every group's). */
+  async optionValues(select: Locator): Promise<string[]> {
+    return select.locator('option').evaluateAll((options: any[]) => options.map((o) => o.value));
+  }
+
+  /** Sends a message and waits for its reply to fail; returns the reply's alert (its error and the fix's link). */
+  async sendAndFail(text: string): Promise<Locator> {
+    await this.send(text);
+    const reply = this.page.locator('article.assistant').last();
+    await reply.and(this.page.locator('[data-status="failed"]')).waitFor({ timeout: 90_000 });
+    return reply.getByRole('alert');
+  }
+
   /** Sends a message and waits until its reply is on the page (running or done). */
   async send(text: string): Promise<void> {
     const replies = this.page.locator('article.assistant');

@@ -22,7 +22,7 @@ export function Compare() {
     <section aria-label="Compare models">
       <h1>Compare models</h1>
       <form className="inline" onSubmit={(e) => { e.preventDefault(); run.mutate(); }}>
-        {models.map((m, i) => <ModelPicker key={i} label={`Model ${i + 1}`} modality="chat" value={m} onChange={(id) => setModels((list) => list.map((x, j) => (j === i ? id : x)))} />)}
+        {models.map((m, i) => <ModelPicker key={i} label={`Model ${i + 1}`} modality="chat" value={m} showMore={i === 0} onChange={(id) => setModels((list) => list.map((x, j) => (j === i ? id : x)))} />)}
         <label className="field grow"><span>Prompt</span><input aria-label="Prompt" value={prompt} onChange={(e) => setPrompt(e.target.value)} /></label>
         <button type="submit" disabled={!prompt.trim() || run.isPending}>Compare</button>
       </form>

@@ -1,6 +1,7 @@
 /** One message: markdown (or an image gallery), live text while it runs, its receipt, bookmark, regenerate and edit. */
 import { useState } from 'react';
 import { playground, type ChatMessage } from '../../playground-api';
+import { FixLink, fixFor } from '../../ui';
 import { Markdown } from './Markdown';
 import { Receipt } from './Receipt';
 import { useReply } from './useReply';
@@ -68,7 +69,7 @@ export function MessageItem({ chatId, message, canSend, onBookmark, onResend, on
           {running && <p className="muted" role="status">Generating…</p>}
         </>
       )}
-      {message.error && <p className="error" role="alert">{message.error}</p>}
+      {message.error && <p className="error" role="alert">{message.error}<FixLink fix={fixFor({ code: message.error_code ?? null, keySource: message.receipt?.keySource })} /></p>}
       {message.status === 'stopped' && <p className="muted">Stopped.</p>}
       {message.role === 'assistant' && <Receipt message={message} />}
     </article>

@@ -1,34 +1,38 @@
 /**
- * Models of one modality this workspace can use (their provider configured on this gateway), grouped by
- * provider, with readable prices; and the model's parameters.
+ * Models of one modality this workspace can use (the gateway's or the workspace's own provider key serves
+ * them), grouped by provider, with readable prices and how many more there are; and the model's parameters.
  */
-import { useQuery } from '@tanstack/react-query';
-import { api } from '../../api';
+import { useId } from 'react';
+import { MoreModels, useModelChoices } from '../../model-choices';
 import { priceText } from '../../prices';
 import type { Model } from '../../types';
 
 export function useModels(modality: string) {
-  const models = useQuery({ queryKey: ['models'], queryFn: api.models });
-  return (models.data?.data ?? []).filter((m) => m.modality === modality && m.available);
+  return useModelChoices(modality).usable;
 }
 
 const price = (m: Model) => priceText(m.pricing);
 
-export function ModelPicker({ label, modality, value, onChange }: { label: string; modality: string; value: string; onChange: (id: string) => void }) {
-  const models = useModels(modality);
+/** `showMore`: whether the line naming the models left out is shown (once is enough where pickers repeat). */
+export function ModelPicker({ label, modality, value, onChange, showMore = true }: { label: string; modality: string; value: string; onChange: (id: string) => void; showMore?: boolean }) {
+  const { usable: models, others } = useModelChoices(modality);
   const providers = [...new Set(models.map((m) => m.provider))].sort();
+  const more = useId();
   return (
-    <label className="field">
-      <span>{label}</span>
-      <select value={value} onChange={(e) => onChange(e.target.value)}>
-        {!models.some((m) => m.id === value) && <option value={value}>{value}</option>}
-        {providers.map((p) => (
-          <optgroup key={p} label={p}>
-            {models.filter((m) => m.provider === p).map((m) => <option key={m.id} value={m.id}>{m.id} — {price(m)}</option>)}
-          </optgroup>
-        ))}
-      </select>
-    </label>
+    <div className="picker">
+      <label className="field">
+        <span>{label}</span>
+        <select value={value} onChange={(e) => onChange(e.target.value)} aria-describedby={showMore && others.length ? more : undefined}>
+          {!models.some((m) => m.id === value) && <option value={value}>{value}{others.some((m) => m.id === value) ? ' (not available here)' : ''}</option>}
+          {providers.map((p) => (
+            <optgroup key={p} label={p}>
+              {models.filter((m) => m.provider === p).map((m) => <option key={m.id} value={m.id}>{m.id} — {price(m)}</option>)}
+            </optgroup>
+          ))}
+        </select>
+      </label>
+      {showMore && <MoreModels others={others} id={more} />}
+    </div>
   );
 }
 

@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api';
 import { useCan } from '../../session';
 import { ConfirmButton } from '../../confirm';
+import { MoreModels, useModelChoices } from '../../model-choices';
 import { Empty, ErrorNote, Loading, Section, Select, Table } from '../../ui';
 
 /** Per source model, the ordered backups tried when it errors or is throttled. */
@@ -10,12 +11,13 @@ export function FallbackChains() {
   const can = useCan();
   const client = useQueryClient();
   const chains = useQuery({ queryKey: ['chains'], queryFn: api.fallbackChains });
-  const models = useQuery({ queryKey: ['models'], queryFn: api.models });
+  // Only models this workspace can use: a chain through a model no key serves would fail there.
+  const { query: models, usable, others } = useModelChoices();
   const refresh = () => client.invalidateQueries({ queryKey: ['chains'] });
   const save = useMutation({ mutationFn: (v: { model: string; chain: string[] }) => api.setFallbackChain(v.model, v.chain), onSuccess: refresh });
   const remove = useMutation({ mutationFn: api.deleteFallbackChain, onSuccess: refresh });
   const [source, setSource] = useState('');
-  const sameModality = (models.data?.data ?? []).filter((m) => m.id !== source && m.modality === models.data?.data.find((s) => s.id === source)?.modality);
+  const sameModality = usable.filter((m) => m.id !== source && m.modality === usable.find((s) => s.id === source)?.modality);
   const submit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const f = new FormData(e.currentTarget);
@@ -28,10 +30,11 @@ export function FallbackChains() {
         <Section title="Set a chain">
           {models.isPending && <Loading what="models" />}
           <form className="grid" onSubmit={submit} aria-label="Set a fallback chain">
-            <Select label="Source model" value={source} onChange={(e) => setSource(e.target.value)} options={options(models.data?.data ?? [], 'Choose…')} required />
+            <Select label="Source model" value={source} onChange={(e) => setSource(e.target.value)} options={options(usable, 'Choose…')} required />
             {['fallback1', 'fallback2', 'fallback3'].map((n, i) => <Select key={n} label={`Fallback ${i + 1}`} name={n} options={options(sameModality, '—')} disabled={!source} />)}
             <button type="submit" disabled={!source || save.isPending}>Save chain</button>
           </form>
+          <MoreModels others={others} />
           <ErrorNote error={save.error ?? models.error} />
         </Section>
       )}

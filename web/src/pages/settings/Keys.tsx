@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api';
 import type { CreatedKey } from '../../types';
 import { ConfirmButton } from '../../confirm';
+import { MoreModels, useModelChoices } from '../../model-choices';
 import { credits, Empty, ErrorNote, Field, Loading, Section, Select, Table, when } from '../../ui';
 
 export function Keys() {
@@ -26,7 +27,7 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedKey) => void }) {
     e.preventDefault();
     const f = new FormData(e.currentTarget);
     const num = (name: string) => (f.get(name) ? Number(f.get(name)) : undefined);
-    const models = String(f.get('models') ?? '').split(',').map((m) => m.trim()).filter(Boolean);
+    const models = f.getAll('models').map(String);
     create.mutate({ name: String(f.get('name')), preset, rpm: num('rpm'), daily_tokens: num('daily_tokens'), cost_cap: num('cost_cap'), models: models.length ? models : undefined });
     e.currentTarget.reset();
   };
@@ -40,11 +41,28 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedKey) => void }) {
           options={(presets.data?.data ?? []).map((p) => ({ value: p.id, label: p.name }))} />
         <Field label="Requests per minute" name="rpm" type="number" min={1} placeholder={chosen?.rpm ? String(chosen.rpm) : 'unlimited'} />
         <Field label="Daily tokens" name="daily_tokens" type="number" min={1} placeholder={chosen?.daily_tokens ? String(chosen.daily_tokens) : 'unlimited'} />
-        <Field label="Allowed models" name="models" placeholder="all (or a comma-separated list)" />
+        <AllowedModels />
         <Field label="Cost cap (credits)" name="cost_cap" type="number" min={0.000001} step="any" placeholder="none" />
         <button type="submit" disabled={create.isPending}>Create key</button>
       </form>
     </Section>
+  );
+}
+
+/** The key's allow-list: the models this workspace can use, to check (none checked: every model). */
+function AllowedModels() {
+  const { usable, others } = useModelChoices();
+  return (
+    <details className="allow-list">
+      <summary>Allowed models: all, unless some are checked</summary>
+      <fieldset>
+        <legend className="sr-only">Allowed models</legend>
+        {usable.map((m) => (
+          <label key={m.id} className="check"><input type="checkbox" name="models" value={m.id} /> {m.id} <span className="muted">({m.provider}, {m.modality})</span></label>
+        ))}
+      </fieldset>
+      <MoreModels others={others} />
+    </details>
   );
 }
 

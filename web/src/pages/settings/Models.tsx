@@ -3,7 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { api } from '../../api';
 import { Empty, ErrorNote, Loading, Section, Select, Table } from '../../ui';
 
-/** The catalog: every model with its modality, prices and allowed parameters. */
+/** The catalog: every model with its modality, prices and allowed parameters, and whether this workspace can use it. */
 export function Models() {
   const models = useQuery({ queryKey: ['models'], queryFn: api.models });
   const [modality, setModality] = useState('');
@@ -24,7 +24,7 @@ export function Models() {
         <Table caption={`${shown.length} models`} head={['Model', 'Provider', 'Modality', 'Pricing (credits)', 'Allowed parameters']}>
           {shown.map((m) => (
             <tr key={m.id} className={m.available ? undefined : 'unavailable'}>
-              <td><code>{m.id}</code>{!m.available && <span className="badge expired">not configured</span>}</td>
+              <td><code>{m.id}</code>{!m.available && <span className="badge expired" title={m.unavailable_reason}>{m.needs_provider_key ? 'needs a provider key' : 'not configured'}</span>}</td>
               <td>{m.provider}</td>
               <td>{m.modality}</td>
               <td><Pairs value={m.pricing} /></td>

@@ -11,7 +11,8 @@ import { Empty, ErrorNote, Field, Loading, Section, Select, Table, when } from '
 export function ProviderKeys() {
   const client = useQueryClient();
   const keys = useQuery({ queryKey: ['provider-keys'], queryFn: api.providerKeys });
-  const refresh = () => client.invalidateQueries({ queryKey: ['provider-keys'] });
+  // A key added or removed changes which models this workspace can use.
+  const refresh = () => Promise.all([client.invalidateQueries({ queryKey: ['provider-keys'] }), client.invalidateQueries({ queryKey: ['models'] })]);
   const [added, setAdded] = useState<{ provider: string; key: string } | null>(null);
   const add = useMutation({ mutationFn: api.addProviderKey, onSuccess: (k) => { setAdded({ provider: k.provider, key: k.key }); return refresh(); } });
   const remove = useMutation({ mutationFn: api.removeProviderKey, onSuccess: refresh });

@@ -8,7 +8,7 @@ import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { api, requestLogQuery } from '../../api';
 import { useCan } from '../../session';
 import type { RequestLogEntry } from '../../types';
-import { credits, Empty, ErrorNote, Field, Loading, Section, Select, Table, when } from '../../ui';
+import { credits, Empty, ErrorNote, Field, FixLink, fixFor, Loading, Section, Select, Table, when } from '../../ui';
 
 const RANGES = [
   { value: '', label: 'Any time' }, { value: '3600', label: 'Last hour' }, { value: '86400', label: 'Last 24 hours' },
@@ -113,7 +113,7 @@ function RequestDetails({ row }: { row: RequestLogEntry }) {
       {outcome.isPending && <Loading what="the outcome" />}
       <ErrorNote error={outcome.error} />
       {outcome.data?.fallback_hops && <div><dt>Hops</dt><dd>{outcome.data.fallback_hops.map((h) => `${h.model}: ${h.outcome}`).join(' → ')}</dd></div>}
-      {outcome.data?.error && <div><dt>Error</dt><dd>{outcome.data.error.type}{outcome.data.error.code ? ` (${outcome.data.error.code})` : ''}: {outcome.data.error.message}</dd></div>}
+      {outcome.data?.error && <div><dt>Error</dt><dd>{outcome.data.error.type}{outcome.data.error.code ? ` (${outcome.data.error.code})` : ''}: {outcome.data.error.message}<FixLink fix={fixFor({ code: outcome.data.error.code ?? null })} /></dd></div>}
       {outcome.data && <div><dt>Charged</dt><dd>{credits(outcome.data.credits_used ?? 0)} credits</dd></div>}
     </dl>
   );
