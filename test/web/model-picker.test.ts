@@ -88,7 +88,8 @@ describe('web app: usable models in pickers, and failures linked to their fix, i
 
     await page.goto(`${gateway.url}/settings/fallbacks`);
     const source = page.getByLabel('Source model');
-    await source.waitFor();
+    // The options come with the models' list, after the select itself.
+    await source.locator('option[value="sim-chat"]').waitFor({ state: 'attached' });
     const offered = (await playground.optionValues(source)).filter(Boolean);
     expect(offered.sort()).to.deep.equal(usable.sort());
     expect(await page.getByTestId('more-models').getByRole('link', { name: 'Provider keys' }).isVisible()).to.equal(true);
