@@ -105,4 +105,61 @@ describe('/v1/messages/batches', function () {
     const settled = await db('usage_records').where({ batch_id: created.id, status: 'succeeded' }).count<{ count: string }[]>('* as count');
     expect(Number(settled[0].count)).to.equal(counts.succeeded);
   });
+
+  it('takes an Idempotency-Key: the same key and body answer the same batch, another body is refused', async () => {
+    const tenant = await gateway.newTenant();
+    const client = anthropicFor(gateway, tenant);
+    const headers = { 'Idempotency-Key': `msgbatch-key-${tenant.workspaceId}` };
+    const first = await client.messages.batches.create({ requests: [request('once')] }, { headers });
+    const again = await client.messages.batches.create({ requests: [request('once')] }, { headers });
+    expect(again.id).to.equal(first.id);
+    let caught: unknown;
+    try {
+      await client.messages.batches.create({ requests: [request('other')] }, { headers });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).to.be.instanceOf(Anthropic.UnprocessableEntityError);
+    expect(((caught as InstanceType<typeof Anthropic.APIError>).error as { type: string }).type).to.equal('error');
+    await waitEnded(client, first.id);
+    const usage = await gateway.runtime.db('usage_records').where({ workspace_id: tenant.workspaceId }).select('batch_id');
+    expect(usage.map((u) => u.batch_id)).to.deep.equal([first.id]);
+    expect(await gateway.runtime.db('batches').where({ workspace_id: tenant.workspaceId }).pluck('id')).to.deep.equal([first.id]);
+  });
+
+  it('deletes an ended batch (message_batch_deleted); one in progress is refused in Anthropic\'s shape', async () => {
+    const tenant = await gateway.newTenant();
+    const client = anthropicFor(gateway, tenant);
+    const older = await client.messages.batches.create({ requests: [request('older')] });
+    const created = await client.messages.batches.create({ requests: [request('slow-a', 'sim-chat-slow'), request('slow-b', 'sim-chat-slow')] });
+    let caught: unknown;
+    try {
+      await client.messages.batches.delete(created.id);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).to.be.instanceOf(Anthropic.BadRequestError);
+    const refusal = (caught as InstanceType<typeof Anthropic.BadRequestError>).error as { type: string; error: { type: string; message: string } };
+    expect(refusal.type).to.equal('error');
+    expect(refusal.error.type).to.equal('invalid_request_error');
+    expect(refusal.error.message).to.match(/has not ended/);
+
+    await waitEnded(client, created.id);
+    const deleted = await client.messages.batches.delete(created.id);
+    expect(deleted).to.deep.equal({ id: created.id, type: 'message_batch_deleted' });
+    for (const read of [() => client.messages.batches.retrieve(created.id), () => client.messages.batches.delete(created.id)]) {
+      let missing: unknown;
+      try {
+        await read();
+      } catch (err) {
+        missing = err;
+      }
+      expect(missing).to.be.instanceOf(Anthropic.NotFoundError);
+    }
+    expect(await gateway.runtime.db('batch_lines').where({ batch_id: created.id })).to.deep.equal([]);
+    // A page after the deleted batch still starts where it was.
+    const page = await client.messages.batches.list({ after_id: created.id, limit: 10 });
+    expect(page.data.map((b) => b.id)).to.deep.equal([older.id]);
+    await waitEnded(client, older.id);
+  });
 });
