@@ -7,6 +7,7 @@
  * serves (or charges) a line twice.
  *
  *   validate the input file (OpenAI's batches; Anthropic's are checked when made) ->
+ *   a batch its model's provider serves in batches of its own goes there (workflows/native-batch.ts); else
  *   while lines are left: claim as many as the batch's and the workspace's concurrency and the key's rpm
  *   allow (waiting when none may start: never failing) and start them ->
  *   cancelled (signal) or past the window: start no more; lines in flight finish ->
@@ -15,7 +16,7 @@
  * Bodies and answers stay out of this history (activities/batches.ts): it holds line numbers only.
  */
 import {
-  condition, continueAsNew, defineSignal, isCancellation, ParentClosePolicy, proxyActivities, setHandler, startChild, WorkflowIdReusePolicy,
+  condition, continueAsNew, defineSignal, isCancellation, ParentClosePolicy, patched, proxyActivities, setHandler, startChild, WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { GatewayActivities } from '../activities';
@@ -23,6 +24,10 @@ import { isRunStopped, toGatewayError } from '../activities/failures';
 import { BATCH_CANCEL_SIGNAL, batchLineWorkflowId } from './contracts';
 import { activitiesFor, serveAlongChain, servedHop, type ActivityMode } from './request-steps';
 import { plainHopInput } from './hop-inputs';
+import { runNativeBatch, servedNatively } from './native-batch';
+
+/** Batches served on their provider's own batch API (runs begun before it serve every line themselves). */
+const NATIVE_BATCHES_PATCH = 'batch-provider-native';
 
 /** Database steps: quick and idempotent, retried until they succeed (a batch's books must close). */
 const books = proxyActivities<GatewayActivities>({
@@ -76,6 +81,12 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchEnd
     if (validated.status === 'cancelling') cancelRequested = true;
     total = validated.total;
     next = 0;
+    // Lines of one model that its provider serves in batches of its own go there instead (workflows/native-batch.ts).
+    if (patched(NATIVE_BATCHES_PATCH) && (await servedNatively(input.batchId))) {
+      const ending = await runNativeBatch(input, () => cancelRequested);
+      await finishing.finishBatch({ batchId: input.batchId, ending });
+      return ending;
+    }
   }
 
   const inFlight = new Set<Promise<void>>();
