@@ -121,7 +121,7 @@ export interface ModelRecord {
   aliases?: string[];
   /**
    * Batches of this model (every line naming it) are submitted to the provider's own batch API and settled
-   * at `pricing.batchDiscount`, when its wire family has one (OpenAI's; providers/types.ts `NativeBatches`).
+   * at `pricing.batchDiscount`, when its wire family has one (OpenAI's, Anthropic's; providers/types.ts `NativeBatches`).
    * Without it, the gateway serves a batch's lines itself. An operator's switch: see docs/batches.md.
    */
   batch?: { native?: boolean };
