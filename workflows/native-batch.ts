@@ -63,20 +63,29 @@ export async function runNativeBatch(input: { batchId: string; expiresAt: number
   let forwarded: 'cancelled' | 'expired' | null = null;
   let delay = FIRST_POLL_MS;
   let state: NativeBatchState = { status: 'running' };
-  while (state.status === 'running') {
-    await condition(() => forwarded === null && cancelRequested(), delay);
-    if (forwarded === null && (cancelRequested() || Date.now() >= input.expiresAt)) {
-      forwarded = cancelRequested() ? 'cancelled' : 'expired';
-      await books.cancelNativeBatch({ batchId });
+  try {
+    while (state.status === 'running') {
+      await condition(() => forwarded === null && cancelRequested(), delay);
+      if (forwarded === null && (cancelRequested() || Date.now() >= input.expiresAt)) {
+        forwarded = cancelRequested() ? 'cancelled' : 'expired';
+        await books.cancelNativeBatch({ batchId });
+      }
+      state = await books.pollNativeBatch({ batchId });
+      delay = Math.min(Math.round(delay * POLL_BACKOFF), MAX_POLL_MS);
     }
-    state = await books.pollNativeBatch({ batchId });
-    delay = Math.min(Math.round(delay * POLL_BACKOFF), MAX_POLL_MS);
-  }
-  if (state.ending === 'failed') {
-    await lines.collectNativeBatch({ batchId, ending: 'completed', providerFailed: { message: state.error } });
+    if (state.ending === 'failed') {
+      await lines.collectNativeBatch({ batchId, ending: 'completed', providerFailed: { message: state.error } });
+      return 'completed';
+    }
+    // Our cancel, or our window's end, names the ending; else the provider's own.
+    const ending: NativeBatchEnding = forwarded ?? state.ending;
+    await lines.collectNativeBatch({ batchId, ending });
+    return ending;
+  } catch (err) {
+    // The provider's answer that the batch cannot be followed (outages are retried): every line not yet
+    // recorded ends with it, holds given back.
+    if (isCancellation(err)) throw err;
+    await lines.collectNativeBatch({ batchId, ending: 'completed', failure: toGatewayError(err).toJSON() });
     return 'completed';
   }
-  const ending: NativeBatchEnding = state.ending === 'completed' ? forwarded ?? 'completed' : state.ending;
-  await lines.collectNativeBatch({ batchId, ending });
-  return ending;
 }

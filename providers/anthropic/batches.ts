@@ -7,7 +7,7 @@
  */
 import { UpstreamError } from '../../core/errors';
 import type { Connection } from '../connection';
-import { classifyHttpFailure, expectShape, upstreamBytes, upstreamJson } from '../http';
+import { batchResultLines, classifyHttpFailure, expectShape, upstreamBytes, upstreamJson } from '../http';
 import type { CallContext, ChatRequest, NativeBatches, NativeBatchOutcome, NativeBatchRequest, NativeBatchState } from '../types';
 import { parseMessagesResponse } from './response';
 
@@ -60,23 +60,15 @@ export class AnthropicBatches implements NativeBatches {
 
   async* results(batchId: string, ctx: CallContext): AsyncGenerator<NativeBatchOutcome> {
     const { data } = await upstreamBytes(this.connection.providerId, this.connection.url(`${BATCHES_PATH}/${encodeURIComponent(batchId)}/results`), this.connection.request(ctx));
-    for (const text of data.toString('utf8').split('\n')) {
-      if (text.trim()) yield this.outcome(text);
-    }
+    for (const line of batchResultLines(this.connection.providerId, data)) yield this.outcome(line);
   }
 
   /** One results line: `{custom_id, result: {type: succeeded|errored|canceled|expired, message|error}}`. */
-  private outcome(text: string): NativeBatchOutcome {
+  private outcome(line: Json & { custom_id: string }): NativeBatchOutcome {
     const provider = this.connection.providerId;
-    let line: unknown;
-    try {
-      line = JSON.parse(text);
-    } catch {
-      line = null;
-    }
-    expectShape(provider, isObject(line) && typeof line.custom_id === 'string' && isObject(line.result), 'message batch result without a custom_id');
-    const customId = line.custom_id as string;
-    const result = line.result as Json;
+    expectShape(provider, isObject(line.result), 'message batch result without a result');
+    const customId = line.custom_id;
+    const result = line.result;
     if (result.type === 'succeeded') {
       return { customId, kind: 'served', result: { ...parseMessagesResponse(provider, result.message, null), anthropicMessage: result.message as Json } };
     }

@@ -6,7 +6,7 @@
  */
 import { UpstreamError } from '../../core/errors';
 import type { Connection } from '../connection';
-import { classifyHttpFailure, expectShape, upstreamBytes, upstreamJson } from '../http';
+import { batchResultLines, classifyHttpFailure, expectShape, upstreamBytes, upstreamJson } from '../http';
 import type { CallContext, ChatRequest, NativeBatches, NativeBatchOutcome, NativeBatchRequest, NativeBatchState } from '../types';
 import { chatCompletionResult, type OpenAICompatibleChatModel } from './chat';
 import { isObject, type JsonObject } from './shape';
@@ -58,9 +58,7 @@ export class OpenAIBatches implements NativeBatches {
     for (const fileId of [batch.output_file_id, batch.error_file_id]) {
       if (typeof fileId !== 'string' || !fileId) continue;
       const { data } = await upstreamBytes(this.connection.providerId, this.connection.url(`/files/${encodeURIComponent(fileId)}/content`), this.connection.request(ctx));
-      for (const text of data.toString('utf8').split('\n')) {
-        if (text.trim()) yield this.outcome(text);
-      }
+      for (const line of batchResultLines(this.connection.providerId, data)) yield this.outcome(line);
     }
   }
 
@@ -72,16 +70,9 @@ export class OpenAIBatches implements NativeBatches {
   }
 
   /** One line of an output or error file: `{custom_id, response: {status_code, body}, error}`. */
-  private outcome(text: string): NativeBatchOutcome {
+  private outcome(line: JsonObject & { custom_id: string }): NativeBatchOutcome {
     const provider = this.connection.providerId;
-    let line: unknown;
-    try {
-      line = JSON.parse(text);
-    } catch {
-      line = null;
-    }
-    expectShape(provider, isObject(line) && typeof line.custom_id === 'string', 'batch result line without a custom_id');
-    const customId = line.custom_id as string;
+    const customId = line.custom_id;
     const response = line.response;
     if (isObject(response) && typeof response.status_code === 'number') {
       if (response.status_code >= 200 && response.status_code < 300) return { customId, kind: 'served', result: chatCompletionResult(provider, response.body) };

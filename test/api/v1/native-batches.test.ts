@@ -2,11 +2,9 @@ import { expect } from 'chai';
 import { toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import { batchCharge, chatCost } from '../../../catalog/pricing';
-import type { ModelRecord } from '../../../catalog/types';
-import { upsertOperatorModel } from '../../../domain/model-catalog';
-import { FakeUpstream } from '../../support/fake-upstream';
 import { chatCompletion, FakeOpenAIBatches, type FakeBatchOptions } from '../../support/fake-openai-batches';
-import { startTestGateway, type Tenant, type TestGateway } from '../../support/gateway';
+import type { Tenant } from '../../support/gateway';
+import { expectBooksClosed as booksClosed, useNativeBatchGateway } from '../../support/native-batches';
 
 const MODEL = 'gpt-4o-mini-native-batches';
 
@@ -20,25 +18,8 @@ const echo: FakeBatchOptions['answer'] = (line) => {
 
 describe('/v1/batches on the provider\'s own batch API', function () {
   this.timeout(180_000);
-  const upstream = new FakeUpstream();
-  let gateway: TestGateway;
-  let record: ModelRecord;
-
-  before(async function () {
-    this.timeout(180_000);
-    await upstream.start();
-    gateway = await startTestGateway({ env: { OPENAI_BASE_URL: `${upstream.url}/v1`, OPENAI_API_KEY: 'sk-batch-upstream' } });
-    const base = (await gateway.runtime.catalog.get('gpt-4o-mini'))!;
-    record = { ...base, slug: MODEL, aliases: undefined, pricing: { ...base.pricing, batchDiscount: 0.5 }, batch: { native: true } };
-    await upsertOperatorModel(gateway.runtime.db, record);
-    gateway.runtime.catalog.invalidate();
-  });
-  after(async () => {
-    await gateway?.runtime.db('models').where({ slug: MODEL }).delete();
-    await gateway?.stop();
-    await upstream.stop();
-  });
-  beforeEach(() => upstream.reset());
+  const suite = useNativeBatchGateway({ env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'sk-batch-upstream' }), baseModel: 'gpt-4o-mini', slug: MODEL });
+  const { upstream } = suite;
 
   async function submit(tenant: Tenant, lines: Array<ReturnType<typeof chatLine>>): Promise<Batch> {
     const file = await tenant.client.files.create({ file: await toFile(Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n')), 'native.jsonl'), purpose: 'batch' });
@@ -61,21 +42,16 @@ describe('/v1/batches on the provider\'s own batch API', function () {
     return text.trim().split('\n').map((l) => JSON.parse(l));
   }
 
-  /** No hold left; what the ledger took is what the usage records say, and what the batch says it used. */
+  /** The books closed, and the batch says it used what was spent. */
   async function expectBooksClosed(tenant: Tenant, batch: Batch): Promise<number> {
-    const db = gateway.runtime.db;
-    expect(await db('reservations').where({ workspace_id: tenant.workspaceId, status: 'held' })).to.deep.equal([]);
-    const usage = await db('usage_records').where({ workspace_id: tenant.workspaceId }).sum<{ sum: string }[]>('credits_micro as sum');
-    const ledger = await db('credit_ledger').where({ workspace_id: tenant.workspaceId }).whereNotNull('reservation_id').sum<{ sum: string }[]>('amount_micro as sum');
-    const spent = Number(usage[0].sum ?? 0);
-    expect(-Number(ledger[0].sum ?? 0) || 0).to.equal(spent);
+    const spent = await booksClosed(suite.gateway.runtime.db, tenant.workspaceId);
     expect(Math.round((batch as Batch & { credits_used: number }).credits_used * 1e6)).to.equal(spent);
     return spent;
   }
 
   it('serves a batch through OpenAI\'s Batch API: uploads the lines, polls, and charges each at the batch price', async () => {
     const fakeBatches = new FakeOpenAIBatches(upstream, { answer: echo });
-    const tenant = await gateway.newTenant({ credits: 100 });
+    const tenant = await suite.gateway.newTenant({ credits: 100 });
     const lines = [chatLine('first', 'hello there'), chatLine('second', 'one two three'), chatLine('third', 'bye')];
     const created = await submit(tenant, lines);
     const done = await waitFor(tenant, created.id);
@@ -100,7 +76,7 @@ describe('/v1/batches on the provider\'s own batch API', function () {
     // Our output file: the same objects as a line the gateway serves, named by the client's custom ids.
     const output = await fileLines(tenant, done.output_file_id);
     expect(output.map((l) => l.custom_id)).to.deep.equal(['first', 'second', 'third']);
-    const usage = await gateway.runtime.db('usage_records').where({ batch_id: created.id }).select('request_id', 'batch_custom_id', 'input_tokens', 'output_tokens', 'credits_micro', 'model_used', 'status');
+    const usage = await suite.gateway.runtime.db('usage_records').where({ batch_id: created.id }).select('request_id', 'batch_custom_id', 'input_tokens', 'output_tokens', 'credits_micro', 'model_used', 'status');
     for (const [i, line] of output.entries()) {
       expect(line.id).to.match(/^batch_req_/);
       expect(line.error).to.equal(null);
@@ -112,7 +88,7 @@ describe('/v1/batches on the provider\'s own batch API', function () {
       const words = lines[i].body.messages[0].content.split(' ').length;
       expect([Number(recorded.input_tokens), Number(recorded.output_tokens)]).to.deep.equal([10 * words, 7]);
       // The batch price: the list price of what it used, less the model's batch discount.
-      const charge = batchCharge(record, chatCost(record, { inputTokens: 10 * words, outputTokens: 7 }));
+      const charge = batchCharge(suite.record, chatCost(suite.record, { inputTokens: 10 * words, outputTokens: 7 }));
       expect(Number(recorded.credits_micro)).to.equal(charge);
       expect(Math.round(line.response.body.credits_used * 1e6)).to.equal(charge);
     }
@@ -122,7 +98,7 @@ describe('/v1/batches on the provider\'s own batch API', function () {
 
   it('forwards a cancel upstream: lines it answered are charged, the rest end batch_cancelled, every hold goes back', async () => {
     const fakeBatches = new FakeOpenAIBatches(upstream, { answer: echo, pollsBeforeEnd: 100_000 });
-    const tenant = await gateway.newTenant({ credits: 100 });
+    const tenant = await suite.gateway.newTenant({ credits: 100 });
     const created = await submit(tenant, [chatLine('a', 'alpha'), chatLine('b', 'beta'), chatLine('c', 'gamma')]);
     const until = Date.now() + 30_000;
     while (fakeBatches.batches.size === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
@@ -138,7 +114,7 @@ describe('/v1/batches on the provider\'s own batch API', function () {
     const errors = await fileLines(tenant, done.error_file_id);
     expect(errors.map((l) => [l.custom_id, l.error.code])).to.deep.equal([['b', 'batch_cancelled'], ['c', 'batch_cancelled']]);
     const spent = await expectBooksClosed(tenant, done);
-    expect(spent).to.equal(batchCharge(record, chatCost(record, { inputTokens: 10, outputTokens: 7 })));
+    expect(spent).to.equal(batchCharge(suite.record, chatCost(suite.record, { inputTokens: 10, outputTokens: 7 })));
   });
 
   it("keeps a request's upstream error that line's own, and a batch the provider failed is every line's error, holds given back", async () => {
@@ -147,7 +123,7 @@ describe('/v1/batches on the provider\'s own batch API', function () {
         ? { status_code: 400, body: { error: { message: 'Invalid value for max_tokens.', type: 'invalid_request_error', param: 'max_tokens', code: null } } }
         : echo(line)),
     });
-    const tenant = await gateway.newTenant({ credits: 100 });
+    const tenant = await suite.gateway.newTenant({ credits: 100 });
     const mixed = await waitFor(tenant, (await submit(tenant, [chatLine('ok', 'fine'), chatLine('refused', 'nope')])).id);
     expect(mixed.status).to.equal('completed');
     expect(mixed.request_counts).to.deep.equal({ total: 2, completed: 1, failed: 1 });
@@ -159,7 +135,7 @@ describe('/v1/batches on the provider\'s own batch API', function () {
 
     upstream.reset();
     new FakeOpenAIBatches(upstream, { answer: echo, ending: { status: 'failed', message: 'The model gpt-4o-mini does not support batches here.' } });
-    const other = await gateway.newTenant({ credits: 100 });
+    const other = await suite.gateway.newTenant({ credits: 100 });
     const failed = await waitFor(other, (await submit(other, [chatLine('x', 'one'), chatLine('y', 'two')])).id);
     expect(failed.status).to.equal('completed');
     expect(failed.request_counts).to.deep.equal({ total: 2, completed: 0, failed: 2 });
@@ -167,22 +143,32 @@ describe('/v1/batches on the provider\'s own batch API', function () {
     expect(lines.map((l) => l.custom_id)).to.deep.equal(['x', 'y']);
     for (const line of lines) expect(line.response.body.error.message).to.match(/does not support batches here/);
     expect(await expectBooksClosed(other, failed)).to.equal(0);
-    const usage = await gateway.runtime.db('usage_records').where({ batch_id: failed.id }).select('status', 'credits_micro');
+    const usage = await suite.gateway.runtime.db('usage_records').where({ batch_id: failed.id }).select('status', 'credits_micro');
     expect(usage.map((u) => [u.status, Number(u.credits_micro)])).to.deep.equal([['failed', 0], ['failed', 0]]);
 
     // The provider refuses the upload itself: the same, at once.
     upstream.reset();
     upstream.on('POST /v1/files', { status: 400, json: { error: { message: 'File is not valid JSONL.', type: 'invalid_request_error', param: null, code: null } } });
-    const third = await gateway.newTenant({ credits: 100 });
+    const third = await suite.gateway.newTenant({ credits: 100 });
     const refusedWhole = await waitFor(third, (await submit(third, [chatLine('z', 'three')])).id);
     expect(refusedWhole.request_counts).to.deep.equal({ total: 1, completed: 0, failed: 1 });
     expect((await fileLines(third, refusedWhole.error_file_id))[0].response.body.error.message).to.match(/File is not valid JSONL/);
     expect(await expectBooksClosed(third, refusedWhole)).to.equal(0);
+
+    // The provider no longer knows the batch it made: every line ends with its answer, nothing is held.
+    upstream.reset();
+    new FakeOpenAIBatches(upstream, { answer: echo });
+    upstream.on('GET /v1/batches/*', { status: 404, json: { error: { message: 'No batch found with that id.', type: 'invalid_request_error', param: null, code: null } } });
+    const fourth = await suite.gateway.newTenant({ credits: 100 });
+    const lost = await waitFor(fourth, (await submit(fourth, [chatLine('w', 'four'), chatLine('v', 'five')])).id);
+    expect(lost.request_counts).to.deep.equal({ total: 2, completed: 0, failed: 2 });
+    for (const line of await fileLines(fourth, lost.error_file_id)) expect(line.response.body.error.message).to.match(/No batch found/);
+    expect(await expectBooksClosed(fourth, lost)).to.equal(0);
   });
 
   it('serves a batch of a model without the switch on the gateway itself', async () => {
     upstream.on('POST /v1/chat/completions', { json: chatCompletion('served inline', { prompt_tokens: 5, completion_tokens: 3 }) });
-    const tenant = await gateway.newTenant({ credits: 100 });
+    const tenant = await suite.gateway.newTenant({ credits: 100 });
     const line = { ...chatLine('inline', 'hi'), body: { ...chatLine('inline', 'hi').body, model: 'gpt-4o-mini' } };
     const done = await waitFor(tenant, (await submit(tenant, [line])).id);
     expect(done.request_counts).to.deep.equal({ total: 1, completed: 1, failed: 0 });

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
 import Anthropic from '@anthropic-ai/sdk';
 import { batchCharge, chatCost } from '../../../catalog/pricing';
-import type { ModelRecord } from '../../../catalog/types';
-import { upsertOperatorModel } from '../../../domain/model-catalog';
-import { FakeUpstream } from '../../support/fake-upstream';
 import { anthropicMessage, FakeAnthropicBatches, type FakeMessageResult } from '../../support/fake-anthropic-batches';
-import { startTestGateway, type Tenant, type TestGateway } from '../../support/gateway';
+import type { Tenant } from '../../support/gateway';
+import { expectBooksClosed as booksClosed, useNativeBatchGateway } from '../../support/native-batches';
 
 const MODEL = 'claude-haiku-native-batches';
 
@@ -21,27 +19,10 @@ type ResultLine = { custom_id: string; result: { type: string; message?: Record<
 
 describe("/v1/messages/batches on Anthropic's own Message Batches API", function () {
   this.timeout(180_000);
-  const upstream = new FakeUpstream();
-  let gateway: TestGateway;
-  let record: ModelRecord;
+  const suite = useNativeBatchGateway({ env: (url) => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'sk-ant-batch-upstream' }), baseModel: 'claude-haiku-4-5', slug: MODEL });
+  const { upstream } = suite;
 
-  before(async function () {
-    this.timeout(180_000);
-    await upstream.start();
-    gateway = await startTestGateway({ env: { ANTHROPIC_BASE_URL: upstream.url, ANTHROPIC_API_KEY: 'sk-ant-batch-upstream' } });
-    const base = (await gateway.runtime.catalog.get('claude-haiku-4-5'))!;
-    record = { ...base, slug: MODEL, aliases: undefined, pricing: { ...base.pricing, batchDiscount: 0.5 }, batch: { native: true } };
-    await upsertOperatorModel(gateway.runtime.db, record);
-    gateway.runtime.catalog.invalidate();
-  });
-  after(async () => {
-    await gateway?.runtime.db('models').where({ slug: MODEL }).delete();
-    await gateway?.stop();
-    await upstream.stop();
-  });
-  beforeEach(() => upstream.reset());
-
-  const clientOf = (tenant: Tenant) => new Anthropic({ apiKey: tenant.key, baseURL: gateway.url, maxRetries: 0, timeout: 60_000 });
+  const clientOf = (tenant: Tenant) => new Anthropic({ apiKey: tenant.key, baseURL: suite.gateway.url, maxRetries: 0, timeout: 60_000 });
 
   async function waitEnded(client: Anthropic, id: string) {
     const until = Date.now() + 90_000;
@@ -59,15 +40,7 @@ describe("/v1/messages/batches on Anthropic's own Message Batches API", function
     return results;
   }
 
-  /** No hold left, and the ledger took exactly what the usage records say. */
-  async function expectBooksClosed(tenant: Tenant): Promise<number> {
-    const db = gateway.runtime.db;
-    expect(await db('reservations').where({ workspace_id: tenant.workspaceId, status: 'held' })).to.deep.equal([]);
-    const usage = await db('usage_records').where({ workspace_id: tenant.workspaceId }).sum<{ sum: string }[]>('credits_micro as sum');
-    const ledger = await db('credit_ledger').where({ workspace_id: tenant.workspaceId }).whereNotNull('reservation_id').sum<{ sum: string }[]>('amount_micro as sum');
-    expect(-Number(ledger[0].sum ?? 0) || 0).to.equal(Number(usage[0].sum ?? 0));
-    return Number(usage[0].sum ?? 0);
-  }
+  const expectBooksClosed = (tenant: Tenant) => booksClosed(suite.gateway.runtime.db, tenant.workspaceId);
 
   it('serves a batch from the Anthropic SDK on Anthropic\'s batch API, each request settled at the batch price', async () => {
     const fake = new FakeAnthropicBatches(upstream, {
@@ -75,7 +48,7 @@ describe("/v1/messages/batches on Anthropic's own Message Batches API", function
         ? { type: 'errored', error: { type: 'error', error: { type: 'invalid_request_error', message: 'messages: text content blocks must be non-empty' } } }
         : echo(req)),
     });
-    const tenant = await gateway.newTenant({ credits: 100 });
+    const tenant = await suite.gateway.newTenant({ credits: 100 });
     const client = clientOf(tenant);
     const requests = [request('first', 'hello there'), request('second', 'one two three'), request('refused', 'x')];
     const created = await client.messages.batches.create({ requests });
@@ -87,7 +60,7 @@ describe("/v1/messages/batches on Anthropic's own Message Batches API", function
     expect(sent.headers['x-api-key']).to.equal('sk-ant-batch-upstream');
     expect(sent.headers['anthropic-version']).to.equal('2023-06-01');
     expect(sent.json.requests.map((r: { custom_id: string }) => r.custom_id)).to.deep.equal(['line-0', 'line-1', 'line-2']);
-    expect(sent.json.requests[1].params).to.deep.equal({ model: record.upstreamId, max_tokens: 64, messages: [{ role: 'user', content: 'one two three' }] });
+    expect(sent.json.requests[1].params).to.deep.equal({ model: suite.record.upstreamId, max_tokens: 64, messages: [{ role: 'user', content: 'one two three' }] });
     expect(fake.batches.size).to.equal(1);
     expect(upstream.received('POST /v1/messages')).to.have.length(0);
 
@@ -97,9 +70,9 @@ describe("/v1/messages/batches on Anthropic's own Message Batches API", function
     expect(results[2].result.error!.error.type).to.equal('invalid_request_error');
     expect(results[2].result.error!.error.message).to.match(/text content blocks must be non-empty/);
 
-    const usage = await gateway.runtime.db('usage_records').where({ batch_id: created.id }).orderBy('batch_custom_id').select('batch_custom_id', 'status', 'input_tokens', 'output_tokens', 'credits_micro');
+    const usage = await suite.gateway.runtime.db('usage_records').where({ batch_id: created.id }).orderBy('batch_custom_id').select('batch_custom_id', 'status', 'input_tokens', 'output_tokens', 'credits_micro');
     expect(usage.map((u) => [u.batch_custom_id, u.status])).to.deep.equal([['first', 'succeeded'], ['refused', 'failed'], ['second', 'succeeded']]);
-    const expected = (words: number) => batchCharge(record, chatCost(record, { inputTokens: 10 * words, outputTokens: 6 }));
+    const expected = (words: number) => batchCharge(suite.record, chatCost(suite.record, { inputTokens: 10 * words, outputTokens: 6 }));
     expect(usage.map((u) => Number(u.credits_micro))).to.deep.equal([expected(2), 0, expected(3)]);
     expect(Math.round(results[0].result.message!.credits_used * 1e6)).to.equal(expected(2));
     expect(await expectBooksClosed(tenant)).to.equal(expected(2) + expected(3));
@@ -107,7 +80,7 @@ describe("/v1/messages/batches on Anthropic's own Message Batches API", function
 
   it('forwards a cancel to Anthropic: what it answered is charged, the rest end canceled, holds given back', async () => {
     const fake = new FakeAnthropicBatches(upstream, { answer: echo, pollsBeforeEnd: 100_000 });
-    const tenant = await gateway.newTenant({ credits: 100 });
+    const tenant = await suite.gateway.newTenant({ credits: 100 });
     const client = clientOf(tenant);
     const created = await client.messages.batches.create({ requests: [request('a', 'alpha'), request('b', 'beta')] });
     const until = Date.now() + 30_000;
@@ -119,6 +92,6 @@ describe("/v1/messages/batches on Anthropic's own Message Batches API", function
     const [upstreamBatch] = [...fake.batches.keys()];
     expect(upstream.received(`POST /v1/messages/batches/${upstreamBatch}/cancel`)).to.have.length(1);
     expect((await resultsOf(client, created.id)).map((r) => [r.custom_id, r.result.type])).to.deep.equal([['a', 'succeeded'], ['b', 'canceled']]);
-    expect(await expectBooksClosed(tenant)).to.equal(batchCharge(record, chatCost(record, { inputTokens: 10, outputTokens: 6 })));
+    expect(await expectBooksClosed(tenant)).to.equal(batchCharge(suite.record, chatCost(suite.record, { inputTokens: 10, outputTokens: 6 })));
   });
 });
