@@ -152,9 +152,10 @@ export function createNativeBatchActivities(deps: ActivityDeps) {
         let seen = 0;
         for await (const outcome of batches.results(native.upstreamId, { requestId: batch.id })) {
           if (++seen % 100 === 0) Context.current().heartbeat();
-          const index = Number(outcome.customId.replace(/^line-/, ''));
+          const index = Number(/^line-(\d+)$/.exec(outcome.customId)?.[1] ?? NaN);
+          if (!Number.isSafeInteger(index)) continue; // not a request of ours
           const line = await deps.db('batch_lines').where({ batch_id: batch.id, line_index: index, status: 'pending' }).first('custom_id', 'body');
-          if (!Number.isInteger(index) || !line) continue; // recorded already (a retried collection), or not ours
+          if (!line) continue; // recorded already (a retried collection)
           const at = { index, customId: line.custom_id as string };
           if (outcome.kind === 'failed') {
             await failLine(batch, native.model, at, outcome.error.toJSON());
