@@ -4,6 +4,7 @@
  * and body again answer the batch it made; another body with it is refused (domain/idempotency.ts).
  */
 import { TypedSearchAttributes } from '@temporalio/common';
+import { ConflictError } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { failBatch, findBatch, insertBatch, type BatchRecord, type BatchShape } from '../../domain/batches';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
@@ -37,6 +38,10 @@ export async function createBatch(ctx: GatewayContext, deps: AppDeps, opts: { id
     apiKeyId: auth.via === 'session' ? null : auth.keyId, userId: auth.via === 'session' ? auth.userId : null,
     rpmLimit: auth.via === 'session' ? null : auth.rpmLimit, allowedModels: auth.allowedModels,
     shape: opts.shape, endpoint: opts.endpoint, inputFileId: opts.inputFileId, metadata: opts.metadata,
+  }).catch((err: { code?: string }) => {
+    // Two requests with one Idempotency-Key at once: the first makes the batch, the other is told to retry.
+    if (err.code === '23505') throw new ConflictError('A request with this Idempotency-Key is still being processed; retry it.', { code: 'idempotency_key_in_use', param: 'Idempotency-Key' });
+    throw err;
   });
   await opts.beforeStart?.(batch);
   const input: BatchWorkflowInput = {

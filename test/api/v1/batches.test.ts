@@ -118,6 +118,18 @@ describe('/v1/batches', function () {
     const done = await waitForBatch(tenant, first.id);
     expect(done.request_counts).to.deep.equal({ total: 1, completed: 1, failed: 0 });
     expect(await gateway.runtime.db('batches').where({ workspace_id: tenant.workspaceId }).pluck('id')).to.deep.equal([first.id]);
+
+    // Two requests with a new key at once make one batch: each answers it, or is told the key is in use.
+    const racing = { 'content-type': 'application/json', 'idempotency-key': `race-${tenant.workspaceId}` };
+    const answers = await Promise.all([1, 2].map(() => tenant.fetch('/v1/batches', { method: 'POST', headers: racing, body: JSON.stringify(body) })));
+    const made = await gateway.runtime.db('batches').where({ workspace_id: tenant.workspaceId }).whereNot({ id: first.id }).pluck('id');
+    expect(made).to.have.length(1);
+    for (const answer of answers) {
+      const json = await answer.json() as { id?: string; error?: { code: string } };
+      if (answer.status === 200) expect(json.id).to.equal(made[0]);
+      else expect([answer.status, json.error?.code]).to.deep.equal([409, 'idempotency_key_in_use']);
+    }
+    await waitForBatch(tenant, made[0]);
   });
 
   it('pages the list with after and limit (newest first)', async () => {
