@@ -17,6 +17,7 @@ import { createHoldActivities } from './holds';
 import { createPlaygroundActivities } from './playground';
 import { createPaymentActivities } from './payments';
 import { createBatchActivities } from './batches';
+import { createNativeBatchActivities } from './native-batches';
 import { beginPlainHop, type ServeHopInput, type ServeHopResult } from './requests';
 import { beginChatStreamHop, type StreamChatInput, type StreamChatOutcome, type StreamWatch } from './stream-chat';
 import type { FirstHop, FirstHops } from './first-hop';
@@ -34,6 +35,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPlaygroundActivities(deps),
     ...createPaymentActivities(deps),
     ...createBatchActivities(deps),
+    ...createNativeBatchActivities(deps),
   }, deps.observer);
 }
 

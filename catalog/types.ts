@@ -120,6 +120,12 @@ export interface ModelRecord {
    */
   aliases?: string[];
   /**
+   * Batches of this model (every line naming it) are submitted to the provider's own batch API and settled
+   * at `pricing.batchDiscount`, when its wire family has one (OpenAI's, Anthropic's; providers/types.ts `NativeBatches`).
+   * Without it, the gateway serves a batch's lines itself. An operator's switch: see docs/batches.md.
+   */
+  batch?: { native?: boolean };
+  /**
    * Never in catalog files: set on a workspace's copy of the record when the workspace's own provider key
    * serves it (BYOK), as the share of the list price charged, in basis points (10000 = the full price).
    * catalog/pricing.ts applies it to every charge and estimate.

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ConflictError, NotFoundError } from '../core/errors';
-import { keysetPage } from './pagination';
+import { audit } from './audit';
+import { exactCreatedAt, keysetPage } from './pagination';
 
 export const BATCH_STATUSES = ['validating', 'failed', 'in_progress', 'finalizing', 'completed', 'expired', 'cancelling', 'cancelled'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
@@ -138,6 +139,25 @@ export async function requestCancel(db: Knex, workspaceId: string, id: string, s
   if (!batch) throw batchNotFound(id);
   if (batch.status === 'cancelling' || batch.status === 'cancelled') return batch;
   throw new ConflictError(`Cannot cancel a batch with status '${batch.status}'.`, { code: 'batch_not_cancellable' });
+}
+
+/**
+ * Deletes an ended batch with its lines (the audit log keeps its record, so a cursor naming it keeps its
+ * place); a batch still running is 'open' and stays.
+ */
+export async function deleteEndedBatch(db: Knex, opts: { workspaceId: string; id: string; shape: BatchShape; actor: string }): Promise<'deleted' | 'open' | 'missing'> {
+  return db.transaction(async (trx) => {
+    const row = await trx('batches').where({ id: opts.id, workspace_id: opts.workspaceId, shape: opts.shape }).forUpdate().first('*', exactCreatedAt(trx));
+    if (!row) return 'missing';
+    const batch = toRecord(row);
+    if (!FINAL_BATCH_STATUSES.includes(batch.status)) return 'open';
+    await trx('batches').where({ id: batch.id }).delete();
+    await audit(trx, {
+      workspaceId: opts.workspaceId, actor: opts.actor, action: 'batch.delete', subjectType: 'batch', subjectId: batch.id,
+      data: { shape: batch.shape, status: batch.status, total: batch.total, credits_micro: batch.creditsMicro, created_at_exact: row.created_at_exact },
+    });
+    return 'deleted';
+  });
 }
 
 // ---------------------------------------------------------------- validation's outcome

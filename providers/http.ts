@@ -326,6 +326,22 @@ export async function upstreamBytes(provider: string, url: string, req: Upstream
   }
 }
 
+/** The lines of a provider batch's JSONL results, each an object naming its request (`custom_id`). */
+export function* batchResultLines(provider: string, data: Buffer): Generator<Record<string, unknown> & { custom_id: string }> {
+  for (const text of data.toString('utf8').split('\n')) {
+    if (!text.trim()) continue;
+    let line: unknown;
+    try {
+      line = JSON.parse(text);
+    } catch {
+      line = null;
+    }
+    const named = typeof line === 'object' && line !== null && typeof (line as { custom_id?: unknown }).custom_id === 'string';
+    expectShape(provider, named, 'batch result line without a custom_id');
+    yield line as Record<string, unknown> & { custom_id: string };
+  }
+}
+
 /** Throws a `bad_response` UpstreamError unless `ok` holds; adapters call it on every parsed body. */
 export function expectShape(provider: string, ok: boolean, what: string): asserts ok {
   if (!ok) throw new UpstreamError(`${provider} returned an unexpected response: ${what}`, { kind: 'bad_response', provider });

@@ -29,7 +29,7 @@ interface HostEntry {
   envPrefix: string;
   defaultBaseUrl: string;
   /** Family-specific switches (e.g. OpenAI reasoning models take `max_completion_tokens`). */
-  extra?: Partial<OpenAICompatibleOptions>;
+  extra?: Partial<OpenAICompatibleOptions> & { nativeBatches?: boolean };
   /** Options a family reads from variables of its own (Azure's endpoint, API version and Entra ID; Bedrock's region and AWS credentials; Vertex's project and key). */
   fromEnv?: (env: NodeJS.ProcessEnv) => Record<string, unknown>;
 }
@@ -38,7 +38,7 @@ const isReasoningModel = (model: string) => /^(o\d|gpt-5)/.test(model);
 
 export const PROVIDER_HOSTS: HostEntry[] = [
   { id: 'openai', family: 'openai-compatible', envPrefix: 'OPENAI', defaultBaseUrl: 'https://api.openai.com/v1',
-    extra: { useMaxCompletionTokens: isReasoningModel, plainJsonTranscription: (m) => m.startsWith('gpt-4o'), nativeChoices: true } },
+    extra: { useMaxCompletionTokens: isReasoningModel, plainJsonTranscription: (m) => m.startsWith('gpt-4o'), nativeChoices: true, nativeBatches: true } },
   // Groq, DeepSeek and OpenRouter take only n = 1: the gateway makes one call per choice there.
   { id: 'groq', family: 'openai-compatible', envPrefix: 'GROQ', defaultBaseUrl: 'https://api.groq.com/openai/v1' },
   { id: 'together', family: 'openai-compatible', envPrefix: 'TOGETHER', defaultBaseUrl: 'https://api.together.xyz/v1', extra: { nativeChoices: true } },
@@ -53,7 +53,7 @@ export const PROVIDER_HOSTS: HostEntry[] = [
   { id: 'bedrock', family: 'bedrock', envPrefix: 'BEDROCK', defaultBaseUrl: '', fromEnv: bedrockOptionsFromEnv },
   // Google Vertex AI: a service account's key, VERTEX_PROJECT, VERTEX_LOCATION (providers/vertex).
   { id: 'vertex', family: 'vertex', envPrefix: 'VERTEX', defaultBaseUrl: '', fromEnv: vertexOptionsFromEnv },
-  { id: 'anthropic', family: 'anthropic', envPrefix: 'ANTHROPIC', defaultBaseUrl: 'https://api.anthropic.com' },
+  { id: 'anthropic', family: 'anthropic', envPrefix: 'ANTHROPIC', defaultBaseUrl: 'https://api.anthropic.com', extra: { nativeBatches: true } },
   { id: 'google', family: 'google', envPrefix: 'GOOGLE', defaultBaseUrl: 'https://generativelanguage.googleapis.com' },
   { id: 'cohere', family: 'cohere', envPrefix: 'COHERE', defaultBaseUrl: 'https://api.cohere.com' },
   { id: 'voyage', family: 'voyage', envPrefix: 'VOYAGE', defaultBaseUrl: 'https://api.voyageai.com' },

@@ -4,6 +4,7 @@
  * format); each adapter translates them to and from its provider's wire format. Binary outputs are
  * Buffers; callers decide where they are stored.
  */
+import type { UpstreamError } from '../core/errors';
 
 /** Closed union: why a generation stopped. */
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
@@ -375,6 +376,42 @@ export interface ModerationModelAdapter {
  * One provider instance (a wire family bound to a base URL and credentials). Each modality method binds
  * an adapter to the provider's own model id (the catalog's `upstreamId`, never our slug).
  */
+// ---------------------------------------------------------------- provider batches
+
+/** One request of a provider's batch: our name for it, and its body on the provider's wire. */
+export interface NativeBatchRequest {
+  customId: string;
+  body: Record<string, unknown>;
+}
+
+/** Where a provider's batch is: still running, or ended (`failed`: the provider refused it as a whole). */
+export type NativeBatchState =
+  | { status: 'running' }
+  | { status: 'ended'; ending: 'completed' | 'cancelled' | 'expired' | 'failed'; error: string | null };
+
+/** One request's outcome in a provider batch's results: answered, refused, or never run (cancelled, expired). */
+export type NativeBatchOutcome =
+  | { customId: string; kind: 'served'; result: ChatResult }
+  | { customId: string; kind: 'failed'; error: UpstreamError }
+  | { customId: string; kind: 'not_run' };
+
+/**
+ * A provider's own batch API (OpenAI's `/v1/batches`, Anthropic's `/v1/messages/batches`), for chat requests: each request's wire body is the one
+ * the synchronous call sends, each answer is read as the synchronous call reads one.
+ */
+export interface NativeBatches {
+  /** The batch endpoints (as batches name them: `/v1/chat/completions`) whose lines it takes. */
+  readonly urls: readonly string[];
+  chatBody(upstreamModel: string, req: ChatRequest): Record<string, unknown>;
+  /** Uploads the requests and creates the batch; its provider id. */
+  submit(requests: NativeBatchRequest[], ctx: CallContext): Promise<string>;
+  state(batchId: string, ctx: CallContext): Promise<NativeBatchState>;
+  /** Asks the provider to stop the batch (it then ends `cancelled`, with the requests it ran). */
+  cancel(batchId: string, ctx: CallContext): Promise<void>;
+  /** The outcome of every request the ended batch reports. */
+  results(batchId: string, ctx: CallContext): AsyncIterable<NativeBatchOutcome>;
+}
+
 export interface Provider {
   readonly id: string;
   readonly family: string;
@@ -388,6 +425,8 @@ export interface Provider {
   video?(upstreamModel: string): VideoModelAdapter;
   music?(upstreamModel: string): MusicModelAdapter;
   moderation?(upstreamModel: string): ModerationModelAdapter;
+  /** The provider's own batch API, where its wire family has one. */
+  batches?: NativeBatches;
 }
 
 /** What a wire family's factory receives for one configured host. */

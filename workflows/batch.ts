@@ -14,6 +14,7 @@
  * already has its outcome is skipped, and its outcome is recorded once.
  *
  *   validate the input file (OpenAI's batches; Anthropic's are checked when made) ->
+ *   a batch its model's provider serves in batches of its own goes there (workflows/native-batch.ts); else
  *   while lines are left: claim as many as the batch's and the workspace's concurrency and the key's rpm
  *   allow (waiting when none may start: never failing) and start them ->
  *   cancelled (signal) or past the window: start no more; lines in flight finish ->
@@ -34,6 +35,10 @@ import { BATCH_CANCEL_SIGNAL, batchLineWorkflowId } from './contracts';
 import type { BatchLineRequest } from '../activities/batches';
 import { activitiesFor, serveAlongChain, servedHop, type ActivityMode } from './request-steps';
 import { plainHopInput } from './hop-inputs';
+import { runNativeBatch, servedNatively } from './native-batch';
+
+/** Batches served on their provider's own batch API (runs begun before it serve every line themselves). */
+const NATIVE_BATCHES_PATCH = 'batch-provider-native';
 
 const BOOKS_OPTIONS = {
   startToCloseTimeout: '1 minute',
@@ -94,6 +99,12 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<BatchEnd
     if (validated.status === 'cancelling') cancelRequested = true;
     total = validated.total;
     next = 0;
+    // Lines of one model that its provider serves in batches of its own go there instead (workflows/native-batch.ts).
+    if (patched(NATIVE_BATCHES_PATCH) && (await servedNatively(input.batchId))) {
+      const ending = await runNativeBatch(input, () => cancelRequested);
+      await finishing.finishBatch({ batchId: input.batchId, ending });
+      return ending;
+    }
   }
 
   const inFlight = new Set<Promise<void>>();

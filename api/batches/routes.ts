@@ -15,7 +15,7 @@ import { compileSchema } from '../../endpoints/validate';
 import { readJsonBody } from '../http/body';
 import type { AppDeps, GatewayState } from '../http/context';
 import { requirePermission } from '../http/permissions';
-import { createBatch, signalCancel } from './start';
+import { claimBatchId, createBatch, signalCancel } from './start';
 
 interface CreateBatchBody {
   input_file_id: string;
@@ -85,12 +85,17 @@ export function batchesRouter(deps: AppDeps): Router<GatewayState> {
   router.post('/batches', requirePermission('batches.write'), async (ctx) => {
     const body = validateCreateBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
     const { workspaceId } = ctx.state.auth;
+    const { id, replay } = await claimBatchId(ctx, deps, 'openai', body);
+    if (replay) {
+      ctx.body = toOpenAIBatch(replay);
+      return;
+    }
     const file = await findFile(deps.db, workspaceId, body.input_file_id);
     if (!file) throw fileNotFound(body.input_file_id, 'input_file_id');
     if (file.purpose !== 'batch') {
       throw new InvalidRequestError(`The file '${file.id}' was uploaded with purpose '${file.purpose}'; a batch's input file needs purpose 'batch'.`, { param: 'input_file_id', code: 'invalid_file_purpose' });
     }
-    const batch = await createBatch(ctx, deps, { shape: 'openai', endpoint: body.endpoint, inputFileId: file.id, metadata: body.metadata ?? null });
+    const batch = await createBatch(ctx, deps, { id, shape: 'openai', endpoint: body.endpoint, inputFileId: file.id, metadata: body.metadata ?? null });
     ctx.body = toOpenAIBatch(batch);
   });
 

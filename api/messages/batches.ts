@@ -3,13 +3,13 @@
  * `requests` are lines of `/v1/messages`, checked when it is made (a bad one is a 400 naming it, and no
  * batch is made), then run as an OpenAI batch's lines are. `GET .../results` streams the outcomes in
  * Anthropic's JSONL. Permissions as on OpenAI's batches: making and cancelling (`batches.write`, which spends),
- * reading is polling (`jobs.read`). Errors are in Anthropic's shape (api/http/errors.ts: /v1/messages paths).
+ * reading is polling (`jobs.read`); an ended batch may be deleted (`batches.write`). Errors are in Anthropic's shape (api/http/errors.ts: /v1/messages paths).
  */
 import Router from '@koa/router';
 import { Readable } from 'node:stream';
 import { gatewayErrorFromJSON, InvalidRequestError, NotFoundError, type SerializedGatewayError } from '../../core/errors';
 import {
-  batchLines, batchNotFound, FINAL_BATCH_STATUSES, findBatch, lineCounts, listBatches, MAX_BATCH_LINES, requestCancel, startBatch,
+  batchLines, batchNotFound, deleteEndedBatch, FINAL_BATCH_STATUSES, findBatch, lineCounts, listBatches, MAX_BATCH_LINES, requestCancel, startBatch,
   type BatchRecord, type FinishedLine,
 } from '../../domain/batches';
 import { MESSAGES_BATCH_ENDPOINT } from '../../endpoints/batch-lines';
@@ -19,7 +19,7 @@ import { validateBatchLines } from '../../activities/batches';
 import { readJsonBody } from '../http/body';
 import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
 import { requirePermission } from '../http/permissions';
-import { createBatch, signalCancel } from '../batches/start';
+import { claimBatchId, createBatch, signalCancel } from '../batches/start';
 
 interface CreateMessageBatchBody {
   requests: Array<{ custom_id: string; params: Record<string, unknown> }>;
@@ -92,9 +92,14 @@ export function messageBatchesRouter(deps: AppDeps): Router<GatewayState> {
 
   router.post('/messages/batches', requirePermission('batches.write'), async (ctx) => {
     const body = validateCreateBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
+    const { id, replay } = await claimBatchId(ctx, deps, 'anthropic', body);
+    if (replay) {
+      ctx.body = await toMessageBatch(deps, ctx, replay);
+      return;
+    }
     const lines = body.requests.map((r) => JSON.stringify({ custom_id: r.custom_id, method: 'POST', url: MESSAGES_BATCH_ENDPOINT, body: r.params }));
     const batch = await createBatch(ctx, deps, {
-      shape: 'anthropic', endpoint: MESSAGES_BATCH_ENDPOINT, inputFileId: null, metadata: null,
+      id, shape: 'anthropic', endpoint: MESSAGES_BATCH_ENDPOINT, inputFileId: null, metadata: null,
       // Checked before its run starts: a bad request is this call's 400, and no batch is left behind.
       beforeStart: async (made) => {
         const outcome = await validateBatchLines(deps, made, lines);
@@ -127,6 +132,16 @@ export function messageBatchesRouter(deps: AppDeps): Router<GatewayState> {
     const batch = await requestCancel(deps.db, ctx.state.auth.workspaceId, ctx.params.batchId, 'anthropic');
     if (batch.status === 'cancelling') await signalCancel(deps, batch.id);
     ctx.body = await toMessageBatch(deps, ctx, batch);
+  });
+
+  router.delete('/messages/batches/:batchId', requirePermission('batches.write'), async (ctx) => {
+    const { auth } = ctx.state;
+    const outcome = await deleteEndedBatch(deps.db, { workspaceId: auth.workspaceId, id: ctx.params.batchId, shape: 'anthropic', actor: `api_key:${auth.keyId}` });
+    if (outcome === 'missing') throw batchNotFound(ctx.params.batchId);
+    if (outcome === 'open') {
+      throw new InvalidRequestError(`Message batch ${ctx.params.batchId} has not ended yet; cancel it and wait until processing_status is 'ended' to delete it.`, { code: 'batch_not_ended' });
+    }
+    ctx.body = { id: ctx.params.batchId, type: 'message_batch_deleted' };
   });
 
   router.get('/messages/batches/:batchId/results', requirePermission('jobs.read'), async (ctx) => {

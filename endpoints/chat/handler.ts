@@ -10,7 +10,7 @@ import { fileReferences, inlineReferencedFiles } from './file-references';
 import { InternalError } from '../../core/errors';
 import type { ModelRecord } from '../../catalog/types';
 import type { ChatRequest, ChatResult, TokenUsage } from '../../providers/types';
-import type { CallEnv, EndpointHandler } from '../types';
+import type { CallEnv, CallOutcome, EndpointHandler } from '../types';
 import { modelAdapter } from '../model-adapter';
 import { generateChoices } from './choices';
 
@@ -33,21 +33,35 @@ export const chatHandler: EndpointHandler<ChatCompletionBody> = {
 
   async call(record, body, env) {
     const { result, chargeMicro } = await generateChat(record, body, env);
-    const completion = chatCompletionObject({ requestId: env.requestId, created: env.created, model: record.slug, result });
-    return {
-      response: { kind: 'json', body: { ...completion, credits_used: microToCredits(chargeMicro) } },
-      chargeMicro,
-      usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
-    };
+    return chatOutcome(record, result, chargeMicro, env);
   },
 };
+
+/** The client's chat completion for a result, and what it is charged (`chargeMicro`, shown as `credits_used`). */
+export function chatOutcome(record: ModelRecord, result: ChatResult, chargeMicro: number, env: Pick<CallEnv, 'requestId' | 'created'>): CallOutcome {
+  const completion = chatCompletionObject({ requestId: env.requestId, created: env.created, model: record.slug, result });
+  return {
+    response: { kind: 'json', body: { ...completion, credits_used: microToCredits(chargeMicro) } },
+    chargeMicro,
+    usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
+  };
+}
+
+/** The chat request a body sends to the record's provider (uploaded files named by id inlined). */
+export async function chatRequestOf(record: ModelRecord, body: ChatCompletionBody, env: Pick<CallEnv, 'db' | 'storage' | 'workspaceId'>): Promise<ChatRequest> {
+  return toChatRequest(await withFileContents(body, record, env), record);
+}
 
 /** Calls the model for every choice and prices what it used (`extra`: what an endpoint adds to the chat request). */
 export async function generateChat(record: ModelRecord, body: ChatCompletionBody, env: CallEnv, extra: Partial<ChatRequest> = {}): Promise<{ result: ChatResult; chargeMicro: number }> {
   const adapter = modelAdapter(env, record, 'chat');
-  const request = { ...toChatRequest(await withFileContents(body, record, env), record), ...extra };
+  const request = { ...(await chatRequestOf(record, body, env)), ...extra };
   const result = await generateChoices(adapter, request, choiceCount(body), { requestId: env.requestId, simulate: env.simulate, signal: env.signal });
-  // Hosts that report no usage are billed on an estimate rather than for free.
+  return priceChat(record, body, result);
+}
+
+/** What a chat result costs at list price; hosts that report no usage are billed on an estimate rather than for free. */
+export function priceChat(record: ModelRecord, body: ChatCompletionBody, result: ChatResult): { result: ChatResult; chargeMicro: number } {
   const choices = [result, ...(result.moreChoices ?? [])];
   const usage = result.usage.inputTokens + result.usage.outputTokens > 0
     ? result.usage

@@ -4,6 +4,7 @@
  */
 import { Connection, defineProvider, keyHeaderAuth } from '../connection';
 import type { Provider, ProviderOptions } from '../types';
+import { AnthropicBatches } from './batches';
 import { AnthropicChatModel } from './chat';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -12,6 +13,8 @@ export const DEFAULT_MAX_TOKENS = 4096;
 
 export interface AnthropicProviderOptions extends ProviderOptions {
   defaultMaxTokens?: number;
+  /** The host serves Anthropic's Message Batches API (providers/anthropic/batches.ts). */
+  nativeBatches?: boolean;
 }
 
 export function createAnthropicProvider(options: AnthropicProviderOptions): Provider {
@@ -25,5 +28,6 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
   const defaultMaxTokens = options.defaultMaxTokens ?? DEFAULT_MAX_TOKENS;
   return defineProvider(connection, {
     chat: (upstreamModel) => new AnthropicChatModel(connection, upstreamModel, { defaultMaxTokens }),
+    ...(options.nativeBatches ? { batches: new AnthropicBatches(connection) } : {}),
   });
 }

@@ -28,15 +28,12 @@ export class OpenAICompatibleChatModel implements ChatModelAdapter {
   async doGenerate(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const provider = this.connection.providerId;
     const { body } = await upstreamJson(provider, this.url, this.connection.request(ctx, { json: this.body(req) }));
-    expectShape(provider, isObject(body) && Array.isArray(body.choices) && body.choices.length > 0, 'chat completion without choices');
-    const choices = [...(body.choices as unknown[])].sort((a, b) => choiceIndex(a) - choiceIndex(b)).map((choice) => toChoice(provider, choice));
-    const [first, ...more] = choices;
-    return {
-      ...first,
-      usage: mapUsage(body.usage),
-      upstreamId: typeof body.id === 'string' ? body.id : undefined,
-      ...(more.length > 0 ? { moreChoices: more } : {}),
-    };
+    return chatCompletionResult(provider, body);
+  }
+
+  /** The request's body on the wire (what doGenerate sends, without `stream`). */
+  body(req: ChatRequest): JsonObject {
+    return chatCompletionBody(this.model, req, this.settings);
   }
 
   doStream(req: ChatRequest, ctx: CallContext) {
@@ -47,9 +44,19 @@ export class OpenAICompatibleChatModel implements ChatModelAdapter {
     return this.connection.url(this.settings.path ?? '/chat/completions');
   }
 
-  private body(req: ChatRequest): JsonObject {
-    return chatCompletionBody(this.model, req, this.settings);
-  }
+}
+
+/** A chat completion as the host answered it (a call's answer, or a line of a batch's output). */
+export function chatCompletionResult(provider: string, body: unknown): ChatResult {
+  expectShape(provider, isObject(body) && Array.isArray(body.choices) && body.choices.length > 0, 'chat completion without choices');
+  const choices = [...(body.choices as unknown[])].sort((a, b) => choiceIndex(a) - choiceIndex(b)).map((choice) => toChoice(provider, choice));
+  const [first, ...more] = choices;
+  return {
+    ...first,
+    usage: mapUsage(body.usage),
+    upstreamId: typeof body.id === 'string' ? body.id : undefined,
+    ...(more.length > 0 ? { moreChoices: more } : {}),
+  };
 }
 
 function choiceIndex(choice: unknown): number {

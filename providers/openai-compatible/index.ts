@@ -5,6 +5,7 @@
  */
 import { bearerAuth, Connection, defineProvider } from '../connection';
 import type { Provider, ProviderOptions } from '../types';
+import { OpenAIBatches } from './batches';
 import { OpenAICompatibleChatModel } from './chat';
 import { OpenAICompatibleEmbeddingModel } from './embedding';
 import { OpenAICompatibleImageModel } from './image';
@@ -32,17 +33,21 @@ export interface OpenAICompatibleOptions extends ProviderOptions {
   nativeChoices?: ModelSwitch;
   /** The chat completions path, for hosts that serve the format under another one. */
   chatPath?: string;
+  /** The host serves OpenAI's Batch API (`/files` and `/batches`): providers/openai-compatible/batches.ts. */
+  nativeBatches?: boolean;
 }
 
 export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): Provider {
   // Host-specific headers (organization ids, API version pins) may also replace the default auth.
   const connection = new Connection(options, { family: OPENAI_COMPATIBLE_FAMILY, auth: bearerAuth, authPlacement: 'before-host', lowerCaseHeaderNames: true });
+  const chat = (upstreamModel: string) => new OpenAICompatibleChatModel(connection, upstreamModel, {
+    maxCompletionTokens: appliesTo(options.useMaxCompletionTokens, upstreamModel),
+    nativeChoices: appliesTo(options.nativeChoices, upstreamModel),
+    ...(options.chatPath ? { path: options.chatPath } : {}),
+  });
   return defineProvider(connection, {
-    chat: (upstreamModel) => new OpenAICompatibleChatModel(connection, upstreamModel, {
-      maxCompletionTokens: appliesTo(options.useMaxCompletionTokens, upstreamModel),
-      nativeChoices: appliesTo(options.nativeChoices, upstreamModel),
-      ...(options.chatPath ? { path: options.chatPath } : {}),
-    }),
+    chat,
+    ...(options.nativeBatches ? { batches: new OpenAIBatches(connection, chat) } : {}),
     embedding: (upstreamModel) => new OpenAICompatibleEmbeddingModel(connection, upstreamModel),
     image: (upstreamModel) => new OpenAICompatibleImageModel(connection, upstreamModel),
     speech: (upstreamModel) => new OpenAICompatibleSpeechModel(connection, upstreamModel),

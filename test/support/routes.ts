@@ -67,6 +67,7 @@ export const ROUTES: RouteCase[] = [
   { method: 'GET', route: '/v1/messages/batches', permission: 'jobs.read', anthropicErrors: true, cursors: ['after_id', 'before_id'] },
   { method: 'GET', route: '/v1/messages/batches/:batchId', permission: 'jobs.read', anthropicErrors: true },
   { method: 'POST', route: '/v1/messages/batches/:batchId/cancel', permission: 'batches.write', anthropicErrors: true },
+  { method: 'DELETE', route: '/v1/messages/batches/:batchId', permission: 'batches.write', anthropicErrors: true },
   { method: 'GET', route: '/v1/messages/batches/:batchId/results', permission: 'jobs.read', anthropicErrors: true },
   { method: 'GET', route: '/v1/billing/balance', permission: 'billing.read' },
   { method: 'GET', route: '/v1/billing/ledger', permission: 'billing.read' },

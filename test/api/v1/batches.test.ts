@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { toFile } from 'openai';
+import OpenAI, { toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import { startTestGateway, type TestGateway, type Tenant } from '../../support/gateway';
 
@@ -97,6 +97,39 @@ describe('/v1/batches', function () {
 
     const page = await tenant.client.batches.list({ limit: 10 });
     expect(page.data.map((b) => b.id)).to.include(created.id);
+  });
+
+  it('takes an Idempotency-Key: the same key and body answer the same batch, another body is refused', async () => {
+    const tenant = await gateway.newTenant();
+    const inputFileId = await uploadBatchFile(tenant, jsonl([chatLine('once')]));
+    const body = { input_file_id: inputFileId, endpoint: '/v1/chat/completions' as const, completion_window: '24h' as const };
+    const headers = { 'Idempotency-Key': `batch-key-${tenant.workspaceId}` };
+    const first = await tenant.client.batches.create(body, { headers });
+    const again = await tenant.client.batches.create(body, { headers });
+    expect(again.id).to.equal(first.id);
+    let caught: unknown;
+    try {
+      await tenant.client.batches.create({ ...body, metadata: { other: 'body' } }, { headers });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).to.be.instanceOf(OpenAI.UnprocessableEntityError);
+    expect((caught as InstanceType<typeof OpenAI.APIError>).code).to.equal('idempotency_key_reused');
+    const done = await waitForBatch(tenant, first.id);
+    expect(done.request_counts).to.deep.equal({ total: 1, completed: 1, failed: 0 });
+    expect(await gateway.runtime.db('batches').where({ workspace_id: tenant.workspaceId }).pluck('id')).to.deep.equal([first.id]);
+
+    // Two requests with a new key at once make one batch: each answers it, or is told the key is in use.
+    const racing = { 'content-type': 'application/json', 'idempotency-key': `race-${tenant.workspaceId}` };
+    const answers = await Promise.all([1, 2].map(() => tenant.fetch('/v1/batches', { method: 'POST', headers: racing, body: JSON.stringify(body) })));
+    const made = await gateway.runtime.db('batches').where({ workspace_id: tenant.workspaceId }).whereNot({ id: first.id }).pluck('id');
+    expect(made).to.have.length(1);
+    for (const answer of answers) {
+      const json = await answer.json() as { id?: string; error?: { code: string } };
+      if (answer.status === 200) expect(json.id).to.equal(made[0]);
+      else expect([answer.status, json.error?.code]).to.deep.equal([409, 'idempotency_key_in_use']);
+    }
+    await waitForBatch(tenant, made[0]);
   });
 
   it('pages the list with after and limit (newest first)', async () => {

@@ -8,6 +8,16 @@ function anthropicFor(gateway: TestGateway, tenant: Tenant): Anthropic {
 
 const request = (id: string, model = 'sim-chat') => ({ custom_id: id, params: { model, max_tokens: 32, messages: [{ role: 'user' as const, content: `say ${id}` }] } });
 
+/** What a call that must fail threw. */
+async function rejection(call: Promise<unknown>): Promise<unknown> {
+  try {
+    await call;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('the call succeeded');
+}
+
 async function waitEnded(client: Anthropic, id: string, timeoutMs = 90_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -63,12 +73,7 @@ describe('/v1/messages/batches', function () {
     const tenant = await gateway.newTenant();
     const client = anthropicFor(gateway, tenant);
     const bad = { custom_id: 'bad', params: { model: 'sim-chat', messages: [{ role: 'user' as const, content: 'x' }] } };
-    let caught: unknown;
-    try {
-      await client.messages.batches.create({ requests: [request('good'), bad as never] });
-    } catch (err) {
-      caught = err;
-    }
+    const caught = await rejection(client.messages.batches.create({ requests: [request('good'), bad as never] }));
     expect(caught).to.be.instanceOf(Anthropic.BadRequestError);
     const error = (caught as InstanceType<typeof Anthropic.BadRequestError>).error as { type: string; error: { type: string; message: string } };
     expect(error.type).to.equal('error');
@@ -104,5 +109,45 @@ describe('/v1/messages/batches', function () {
     expect(await db('reservations').where({ workspace_id: tenant.workspaceId, status: 'held' })).to.deep.equal([]);
     const settled = await db('usage_records').where({ batch_id: created.id, status: 'succeeded' }).count<{ count: string }[]>('* as count');
     expect(Number(settled[0].count)).to.equal(counts.succeeded);
+  });
+
+  it('takes an Idempotency-Key: the same key and body answer the same batch, another body is refused', async () => {
+    const tenant = await gateway.newTenant();
+    const client = anthropicFor(gateway, tenant);
+    const headers = { 'Idempotency-Key': `msgbatch-key-${tenant.workspaceId}` };
+    const first = await client.messages.batches.create({ requests: [request('once')] }, { headers });
+    const again = await client.messages.batches.create({ requests: [request('once')] }, { headers });
+    expect(again.id).to.equal(first.id);
+    const caught = await rejection(client.messages.batches.create({ requests: [request('other')] }, { headers }));
+    expect(caught).to.be.instanceOf(Anthropic.UnprocessableEntityError);
+    expect(((caught as InstanceType<typeof Anthropic.APIError>).error as { type: string }).type).to.equal('error');
+    await waitEnded(client, first.id);
+    const usage = await gateway.runtime.db('usage_records').where({ workspace_id: tenant.workspaceId }).select('batch_id');
+    expect(usage.map((u) => u.batch_id)).to.deep.equal([first.id]);
+    expect(await gateway.runtime.db('batches').where({ workspace_id: tenant.workspaceId }).pluck('id')).to.deep.equal([first.id]);
+  });
+
+  it('deletes an ended batch (message_batch_deleted); one in progress is refused in Anthropic\'s shape', async () => {
+    const tenant = await gateway.newTenant();
+    const client = anthropicFor(gateway, tenant);
+    const older = await client.messages.batches.create({ requests: [request('older')] });
+    const created = await client.messages.batches.create({ requests: [request('slow-a', 'sim-chat-slow'), request('slow-b', 'sim-chat-slow')] });
+    const caught = await rejection(client.messages.batches.delete(created.id));
+    expect(caught).to.be.instanceOf(Anthropic.BadRequestError);
+    const refusal = (caught as InstanceType<typeof Anthropic.BadRequestError>).error as { type: string; error: { type: string; message: string } };
+    expect(refusal.type).to.equal('error');
+    expect(refusal.error.type).to.equal('invalid_request_error');
+    expect(refusal.error.message).to.match(/has not ended/);
+
+    await waitEnded(client, created.id);
+    const deleted = await client.messages.batches.delete(created.id);
+    expect(deleted).to.deep.equal({ id: created.id, type: 'message_batch_deleted' });
+    expect(await rejection(client.messages.batches.retrieve(created.id))).to.be.instanceOf(Anthropic.NotFoundError);
+    expect(await rejection(client.messages.batches.delete(created.id))).to.be.instanceOf(Anthropic.NotFoundError);
+    expect(await gateway.runtime.db('batch_lines').where({ batch_id: created.id })).to.deep.equal([]);
+    // A page after the deleted batch still starts where it was.
+    const page = await client.messages.batches.list({ after_id: created.id, limit: 10 });
+    expect(page.data.map((b) => b.id)).to.deep.equal([older.id]);
+    await waitEnded(client, older.id);
   });
 });
