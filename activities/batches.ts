@@ -16,6 +16,7 @@ import {
 } from '../domain/batches';
 import { commitFile, fileStorageKey, findFile } from '../domain/files';
 import { getFallbackChain } from '../domain/workspaces';
+import { workspaceModelAccess, type ModelAccess } from '../domain/model-eligibility';
 import { BatchLineProblem, batchEndpoint, checkBatchRequest, parseBatchLine } from '../endpoints/batch-lines';
 import type { ActivityDeps } from './deps';
 import { loadPayload, type PayloadRef } from './request-io';
@@ -37,7 +38,9 @@ export interface ValidationOutcome {
  * Checks every line of a batch's input (`lines`: its text, line by line) and stores the valid ones, all or
  * nothing: one bad line fails the batch with every problem listed by line number, and nothing is stored.
  */
-export async function validateBatchLines(deps: Pick<ActivityDeps, 'db' | 'catalog'>, batch: BatchRecord, lines: AsyncIterable<string> | Iterable<string>, heartbeat: () => void = () => undefined): Promise<ValidationOutcome> {
+export async function validateBatchLines(
+  deps: Pick<ActivityDeps, 'db' | 'catalog'>, batch: BatchRecord, lines: AsyncIterable<string> | Iterable<string>, access: ModelAccess, heartbeat: () => void = () => undefined,
+): Promise<ValidationOutcome> {
   const errors: BatchLineError[] = [];
   const seen = new Set<string>();
   let chunk: ValidLine[] = [];
@@ -62,7 +65,7 @@ export async function validateBatchLines(deps: Pick<ActivityDeps, 'db' | 'catalo
     try {
       const raw = parseBatchLine(text, lineNo);
       const checked = await checkBatchRequest(raw, {
-        line: lineNo, url: batch.endpoint, catalog: deps.catalog, allowedModels: batch.allowedModels,
+        line: lineNo, url: batch.endpoint, catalog: deps.catalog, access,
         db: deps.db, workspaceId: batch.workspaceId, requestId: batchLineRequestId(batch.id, index),
       });
       if (seen.has(checked.customId)) {
@@ -82,6 +85,16 @@ export async function validateBatchLines(deps: Pick<ActivityDeps, 'db' | 'catalo
   if (errors.length > 0) return { ok: false, total, errors };
   await store();
   return { ok: true, total, errors };
+}
+
+/** What the batch's lines may use: its key's allow-list, the gateway's credentials and the workspace's own keys. */
+function batchModelAccess(deps: Pick<ActivityDeps, 'db' | 'providers' | 'providerKeys'>, batch: BatchRecord): ModelAccess {
+  return workspaceModelAccess(deps.db, {
+    workspaceId: batch.workspaceId,
+    allowedModels: batch.allowedModels,
+    platformServes: (record) => deps.providers.serves(record.provider, record.slug),
+    providerKeys: deps.providerKeys,
+  });
 }
 
 /**
@@ -179,7 +192,7 @@ export function createBatchActivities(deps: ActivityDeps) {
         outcome = { ok: false, total: 0, errors: [{ code: 'file_too_large', message: `The input file is ${file.bytes} bytes; a batch's file may hold at most ${MAX_BATCH_FILE_BYTES} bytes.`, param: 'input_file_id', line: null }] };
       } else {
         const object = await deps.storage.get(file.storageKey);
-        outcome = await validateBatchLines(deps, batch, linesOf(object.body), () => Context.current().heartbeat());
+        outcome = await validateBatchLines(deps, batch, linesOf(object.body), batchModelAccess(deps, batch), () => Context.current().heartbeat());
       }
       if (!outcome.ok) {
         await failBatch(deps.db, batch.id, outcome.errors, outcome.total);

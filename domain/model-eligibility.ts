@@ -12,6 +12,7 @@ import type { Knex } from 'knex';
 import type { Modality, ModelRecord } from '../catalog/types';
 import { InvalidRequestError, NotFoundError, PermissionDeniedError, UpstreamError } from '../core/errors';
 import type { ModelCatalog } from './model-catalog';
+import type { WorkspaceProviderKeys } from './provider-keys';
 
 export interface ModelUse {
   model: string;
@@ -82,7 +83,7 @@ export async function checkUsable(record: ModelRecord, access: ModelAccess, aske
   const why = await unusableBecause(record, access, asked);
   if (!why) return;
   if (why.code === 'model_not_allowed') throw new PermissionDeniedError(why.message, { code: why.code, param: 'model' });
-  throw new UpstreamError(why.message, { kind: 'not_configured', provider: record.provider });
+  throw new UpstreamError(why.message, { kind: 'not_configured', provider: record.provider, param: 'model' });
 }
 
 /** The catalog's models (of one modality) split into those the caller can use and the rest, with why not. */
@@ -91,15 +92,25 @@ export async function usableModels(catalog: Pick<ModelCatalog, 'list'>, access: 
   return Promise.all(records.map(async (record) => ({ record, unusable: await unusableBecause(record, access) })));
 }
 
-/** A workspace's access to models, its own provider keys read from the database once, when first needed. */
-export function workspaceModelAccess(db: Knex, opts: Omit<ModelAccess, 'ownKeys'> & { workspaceId: string; byok: boolean }): ModelAccess {
+/**
+ * A workspace's access to models: `platformServes` says what the gateway's own credentials serve, and
+ * `providerKeys` (absent while workspace keys are off) which providers take a key of the workspace's own;
+ * the keys it brought are read from the database once, when first needed.
+ */
+export function workspaceModelAccess(db: Knex, opts: {
+  workspaceId: string;
+  allowedModels: string[] | null;
+  platformServes: (record: ModelRecord) => boolean;
+  providerKeys: Pick<WorkspaceProviderKeys, 'platform'> | null | undefined;
+}): ModelAccess {
+  const { providerKeys } = opts;
   let own: Promise<ReadonlySet<string>> | null = null;
   return {
     allowedModels: opts.allowedModels,
     platformServes: opts.platformServes,
-    ownKeyPossible: opts.ownKeyPossible,
+    ownKeyPossible: (provider) => Boolean(providerKeys?.platform.takesOwnKey(provider)),
     ownKeys: () => {
-      if (!opts.byok) return Promise.resolve(new Set<string>());
+      if (!providerKeys) return Promise.resolve(new Set<string>());
       own ??= db('workspace_provider_keys').where({ workspace_id: opts.workspaceId }).pluck('provider').then((rows: string[]) => new Set(rows));
       return own;
     },

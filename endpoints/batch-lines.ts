@@ -1,13 +1,15 @@
 /**
  * A batch's input, checked line by line exactly as the endpoint's own route checks a request before its run
  * starts: the body against the endpoint's schema, its references (files, stored responses) against the
- * workspace, and the model against the catalog and the key (domain/model-eligibility.ts, then the
- * handler's own check of the model's parameters). A line that passes is stored as the request its run
- * will send (the same object the synchronous route hands its workflow).
+ * workspace, and the model against the catalog and the key (domain/model-eligibility.ts), the handler's own
+ * check of the model's parameters, then whether anyone's credentials serve the model. A line naming a model
+ * the workspace cannot use fails the batch in `validating` with that line's error, as the route refuses the
+ * request before its run: nothing is held, and no line of the batch runs. A line that passes is stored as
+ * the request its run will send (the same object the synchronous route hands its workflow).
  */
 import type { Knex } from 'knex';
 import { GatewayError } from '../core/errors';
-import { eligibleModel } from '../domain/model-eligibility';
+import { checkUsable, eligibleModel, type ModelAccess } from '../domain/model-eligibility';
 import type { ModelCatalog } from '../domain/model-catalog';
 import type { BatchLineError } from '../domain/batches';
 import { handlerFor } from './index';
@@ -113,10 +115,10 @@ function problem(line: number, code: string, message: string, param: string | nu
 
 /**
  * Checks one request of a batch (`{custom_id, method, url, body}` as parsed from its line) against the
- * batch's endpoint, the catalog and the key's allowed models; throws a BatchLineProblem naming the line.
+ * batch's endpoint, the catalog and the caller's access to models; throws a BatchLineProblem naming the line.
  */
 export async function checkBatchRequest(
-  raw: unknown, opts: { line: number; url: string; catalog: ModelCatalog; allowedModels: string[] | null } & LineContext,
+  raw: unknown, opts: { line: number; url: string; catalog: ModelCatalog; access: ModelAccess } & LineContext,
 ): Promise<CheckedLine> {
   const { line } = opts;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw problem(line, 'invalid_request', 'Each line must be a JSON object.');
@@ -134,8 +136,9 @@ export async function checkBatchRequest(
     const prepared = await spec.prepare(req.body, opts);
     if (prepared.stream) throw problem(line, 'invalid_value', "'stream' is not supported in a batch.", 'body.stream');
     const handler = handlerFor(spec.endpoint);
-    const record = await eligibleModel(opts.catalog, { model: prepared.model, modality: handler.modality, allowedModels: opts.allowedModels });
+    const record = await eligibleModel(opts.catalog, { model: prepared.model, modality: handler.modality, allowedModels: opts.access.allowedModels });
     handler.check(record, prepared.request);
+    await checkUsable(record, opts.access, prepared.model);
     return { customId: req.custom_id, model: prepared.model, request: prepared.request };
   } catch (err) {
     if (err instanceof BatchLineProblem) throw err;

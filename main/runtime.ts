@@ -182,7 +182,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         db, catalog, storage, providers, providerKeys, streams: streamRegistry, firstHops, watcherTaskQueue: opts.config.temporalTaskQueue, watcherClient: temporal.client,
       }) : null,
       providerKeys: providerKeys ?? null,
-      isProviderConfigured: (id, model) => providers.isConfigured(id) || Boolean(model && providers.deploymentsOf(model)),
+      isProviderConfigured: (id, model) => providers.serves(id, model),
       operators: { codec, token: operatorToken },
       payments: stripe ? { stripe } : null,
       publicUrl: () => opts.config.publicUrl ?? listenUrl(http),

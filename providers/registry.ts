@@ -171,6 +171,11 @@ export class ProviderRegistry {
     return this.providers.get(providerId)?.configured ?? false;
   }
 
+  /** Whether the gateway's own credentials serve a model of `providerId`: the provider's, or deployments of `modelId`. */
+  serves(providerId: string, modelId?: string): boolean {
+    return this.isConfigured(providerId) || Boolean(modelId && this.deploymentsOf(modelId));
+  }
+
   /** The provider a catalog record names; a `not_configured` UpstreamError when unknown or without credentials. */
   get(providerId: string): Provider {
     const provider = this.providers.get(providerId);

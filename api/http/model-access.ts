@@ -7,8 +7,7 @@ export function modelAccessOf(deps: AppDeps, auth: AuthContext): ModelAccess {
   return workspaceModelAccess(deps.db, {
     workspaceId: auth.workspaceId,
     allowedModels: auth.allowedModels,
-    byok: Boolean(deps.providerKeys),
     platformServes: (record) => deps.isProviderConfigured(record.provider, record.slug),
-    ownKeyPossible: (provider) => Boolean(deps.providerKeys?.platform.takesOwnKey(provider)),
+    providerKeys: deps.providerKeys,
   });
 }

@@ -17,6 +17,7 @@ import { anthropicErrorBody } from '../../endpoints/messages/errors';
 import { compileSchema } from '../../endpoints/validate';
 import { validateBatchLines } from '../../activities/batches';
 import { readJsonBody } from '../http/body';
+import { modelAccessOf } from '../http/model-access';
 import type { AppDeps, GatewayContext, GatewayState } from '../http/context';
 import { requirePermission } from '../http/permissions';
 import { claimBatchId, createBatch, signalCancel } from '../batches/start';
@@ -102,7 +103,7 @@ export function messageBatchesRouter(deps: AppDeps): Router<GatewayState> {
       id, shape: 'anthropic', endpoint: MESSAGES_BATCH_ENDPOINT, inputFileId: null, metadata: null,
       // Checked before its run starts: a bad request is this call's 400, and no batch is left behind.
       beforeStart: async (made) => {
-        const outcome = await validateBatchLines(deps, made, lines);
+        const outcome = await validateBatchLines(deps, made, lines, modelAccessOf(deps, ctx.state.auth));
         if (!outcome.ok) {
           await deps.db('batches').where({ id: made.id }).delete();
           const first = outcome.errors[0];

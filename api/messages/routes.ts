@@ -5,7 +5,8 @@
  * Errors on these routes are in Anthropic's shape (api/http/errors.ts).
  */
 import Router from '@koa/router';
-import { eligibleModel } from '../../domain/model-eligibility';
+import { checkUsable, eligibleModel } from '../../domain/model-eligibility';
+import { modelAccessOf } from '../http/model-access';
 import { validateCountTokensBody, validateMessagesBody } from '../../endpoints/messages/body';
 import { inMessagesTerms, toChatBody, type MessagesRequest } from '../../endpoints/messages/request';
 import { promptCharacters } from '../../endpoints/chat/request';
@@ -33,12 +34,16 @@ export function messagesRouter(deps: AppDeps): Router<GatewayState> {
   return router;
 }
 
-/** Counting tokens reads the catalog only: no model is called and nothing is charged. */
+/**
+ * Counting tokens reads the catalog only: no model is called and nothing is charged. A model the caller could
+ * not send the request to is refused as `/v1/messages` would refuse it (domain/model-eligibility.ts).
+ */
 export function countTokensRouter(deps: AppDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.post('/messages/count_tokens', requirePermission('models.read'), async (ctx) => {
     const body = validateCountTokensBody(await readJsonBody(ctx, deps.config.maxJsonBodyBytes));
     const record = await eligibleModel(deps.catalog, { model: body.model, modality: 'chat', allowedModels: ctx.state.auth.allowedModels });
+    await checkUsable(record, modelAccessOf(deps, ctx.state.auth), body.model);
     let chars: number;
     try {
       chars = promptCharacters(toChatBody(body, record));

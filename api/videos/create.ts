@@ -15,7 +15,8 @@ import { costCapExceeded, getBalance } from '../../domain/ledger';
 import { createVideoJob, discardQueuedVideoJob, findVideoJob, type VideoJob, type VideoJobSpec } from '../../domain/video-jobs';
 import { getFallbackChain } from '../../domain/workspaces';
 import type { VideoGenerationInput, videoGenerationWorkflow } from '../../workflows/video-generation';
-import { eligibleModel } from '../../domain/model-eligibility';
+import { checkUsable, eligibleModel } from '../../domain/model-eligibility';
+import { modelAccessOf } from '../http/model-access';
 import type { AppDeps, GatewayContext } from '../http/context';
 import { canonicalJson, claimIdempotencyKey, readIdempotencyKey, sha256 } from '../../domain/idempotency';
 import { readJsonBody } from '../http/body';
@@ -42,7 +43,7 @@ export interface VideoShapeOptions {
 }
 
 /**
- * Checks, prices and records the job and starts its workflow (an Idempotency-Key replay returns the job
+ * Checks (the model as every request's is: domain/model-eligibility.ts), prices and records the job and starts its workflow (an Idempotency-Key replay returns the job
  * it named). Both API shapes (`/v1/videos/generations` and OpenAI's `/v1/videos`) create jobs here.
  */
 export async function createVideoJobFrom(ctx: GatewayContext, deps: AppDeps, body: VideoGenerationBody, shape: VideoShapeOptions): Promise<VideoJob> {
@@ -50,6 +51,8 @@ export async function createVideoJobFrom(ctx: GatewayContext, deps: AppDeps, bod
   const record = await checkVideoModel(ctx, deps, body.model);
   const params = videoModelParams(body);
   const checked = namedAsSent(shape.aliases, () => validateModelParams(record, params));
+  // A request the model could never take is refused as such first, whoever's key would serve it (as api/requests/run.ts).
+  await checkUsable(record, modelAccessOf(deps, auth), body.model);
   const cost = videoCost(record, { seconds: Number(checked.duration), resolution: checked.resolution as string | undefined, n: Number(checked.n ?? 1) });
 
   let jobId = newId('vgen');

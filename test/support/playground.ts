@@ -24,9 +24,9 @@ export async function settledChat(s: Session, chatId: string, timeoutMs = 30_000
 }
 
 /** A gateway whose sign-ups and invitations are read from a local SMTP sink (both stopped with `stop`). */
-export async function playgroundGateway(): Promise<{ gateway: TestGateway; smtp: SmtpSink; stop: () => Promise<void> }> {
+export async function playgroundGateway(env: NodeJS.ProcessEnv = {}): Promise<{ gateway: TestGateway; smtp: SmtpSink; stop: () => Promise<void> }> {
   const smtp = new SmtpSink(await freePort());
   await smtp.start();
-  const gateway = await startTestGateway({ env: { SMTP_URL: smtp.url, CAPTCHA_MAX_COUNTER: '400' } });
+  const gateway = await startTestGateway({ env: { SMTP_URL: smtp.url, CAPTCHA_MAX_COUNTER: '400', ...env } });
   return { gateway, smtp, stop: async () => { await gateway.stop(); await smtp.stop(); } };
 }
