@@ -1,12 +1,15 @@
 /**
- * `npm run record-histories [-- --release <name>]`: records one run of every workflow type (and of each model
- * endpoint's request workflow) on a real stack, and writes each history as JSON into
- * test/workflows/histories/<release>/ (default: package.json's version). Run it at each release and commit the
- * files: test/workflows/replay.test.ts replays every recorded history against the current workflow code, so a
- * change to a workflow's commands that running histories would not replay fails CI (use `patched()`).
+ * `npm run record-histories [-- --release <name>] [-- --only <file>,<file>]`: records one run of every workflow
+ * type (and of each model endpoint's request workflow, and each way a batch is served) on a real stack, and
+ * writes each history as JSON into test/workflows/histories/<release>/ (default: package.json's version).
+ * Run it at each release and commit the files: test/workflows/replay.test.ts replays every recorded history
+ * against the current workflow code, so a change to a workflow's commands that running histories would not
+ * replay fails CI (use `patched()`). `--only` records the named files alone, leaving the release's others as
+ * they were recorded (a behaviour added behind `patched()` within a release gets its own file beside them).
  *
- * The runs use the simulated provider only, and the payloads are encrypted with the recording key in
- * test/workflows/histories/recording-codec-key (a key for these recordings only, never a deployment's).
+ * The runs use the simulated provider, and a fake OpenAI host for the batch served on the provider's own
+ * batch API; the payloads are encrypted with the recording key in test/workflows/histories/recording-codec-key
+ * (a key for these recordings only, never a deployment's).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,21 +19,28 @@ import { repoRoot } from '../core/paths';
 import { cycleOf } from '../domain/billing-cycle';
 import { signalAutoTopUp } from '../activities/auto-topup-signal';
 import { autoTopUpStatusQuery } from '../workflows/auto-topup';
-import { autoTopUpWorkflowId, batchLineWorkflowId, batchWorkflowId, budgetWatcherId, pingWorkflowId, requestWorkflowId, SCHEDULED_TASK_QUEUE } from '../workflows/contracts';
+import { autoTopUpWorkflowId, batchWorkflowId, budgetWatcherId, pingWorkflowId, requestWorkflowId, SCHEDULED_TASK_QUEUE } from '../workflows/contracts';
 import { startTestGateway, type Tenant } from '../test/support/gateway';
 import { stopSharedStack } from '../test/support/stack';
 import { waitFor, WebhookSink } from '../test/support/notification-sinks';
 import { waitForJob } from '../test/support/video-jobs';
+import { FakeUpstream } from '../test/support/fake-upstream';
+import { chatCompletion, FakeOpenAIBatches } from '../test/support/fake-openai-batches';
+import { addNativeBatchModel } from '../test/support/native-batches';
 
 const HISTORIES_DIR = path.join(repoRoot, 'test', 'workflows', 'histories');
 /** The recording gateway's task queue (the automatic top-up is signalled on it as settlement would). */
 const TASK_QUEUE = 'record-histories';
 const RECORDING_KEY_FILE = path.join(HISTORIES_DIR, 'recording-codec-key');
 
+/** A copy of gpt-4o-mini whose batches go to the fake OpenAI host's Batch API. */
+const NATIVE_BATCH_MODEL = 'gpt-4o-mini-recorded-native';
+
 /** One recording: the file it is written to and how to get a finished (or, for a watcher, running) run of it. */
 interface Recording {
   file: string;
-  drive(ctx: { tenant: Tenant; client: Client; taskQueue: string }): Promise<string>;
+  /** Null: the current code never starts this run; its histories are the ones recorded by earlier code. */
+  drive: ((ctx: { tenant: Tenant; client: Client; taskQueue: string }) => Promise<string>) | null;
   /** A long-lived workflow recorded as it stands (waiting), not closed. */
   open?: boolean;
 }
@@ -101,43 +111,59 @@ const RECORDINGS: Recording[] = [
     await waitFor('the automatic top-up check', async () => (await handle.query(autoTopUpStatusQuery)).checks === 1 || null, 60_000);
     return handle.workflowId;
   } },
-  // A batch of three chat lines (its run), then the run of its first line.
-  { file: 'batchWorkflow.json', drive: async ({ tenant }) => batchWorkflowId(await recordedBatch(tenant)) },
-  { file: 'batchLineWorkflow.json', drive: async ({ tenant }) => batchLineWorkflowId(await recordedBatch(tenant), 0) },
+  // 0.1.0's batchWorkflow.json and batchLineWorkflow.json are runs begun before lines were served inline (each
+  // line its own child run): batches now serve their lines inside their run, and never start a line's run.
+  { file: 'batchWorkflow.json', drive: null },
+  { file: 'batchLineWorkflow.json', drive: null },
+  // A batch of three chat lines served inside its run (`batch-lines-inline`; its model has no provider batches).
+  { file: 'batchWorkflow.inline.json', drive: async ({ tenant }) => batchWorkflowId(await recordedBatch(tenant, 'sim-chat')) },
+  // A batch of three lines served on the provider's own batch API (`batch-provider-native`): held, submitted, polled, settled.
+  { file: 'batchWorkflow.native.json', drive: async ({ tenant }) => batchWorkflowId(await recordedBatch(tenant, NATIVE_BATCH_MODEL)) },
 ];
 
-let batchMade: Promise<string> | null = null;
-
-/** The one batch the recordings run (made once, waited for until it completed). */
-function recordedBatch(tenant: Tenant): Promise<string> {
-  batchMade ??= (async () => {
-    const lines = ['a', 'b', 'c'].map((id) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat', max_tokens: 16, messages: [{ role: 'user', content: `line ${id}` }] } }));
-    const form = new FormData();
-    form.set('purpose', 'batch');
-    form.set('file', new Blob([`${lines.join('\n')}\n`], { type: 'application/jsonl' }), 'batch.jsonl');
-    const file = (await (await tenant.fetch('/v1/files', { method: 'POST', body: form })).json()) as { id: string };
-    const res = await tenant.fetch('/v1/batches', { method: 'POST', headers: json, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }) });
-    if (res.status !== 200) throw new Error(`POST /v1/batches answered ${res.status}`);
-    const { id } = (await res.json()) as { id: string };
-    await waitFor('the batch to complete', async () => ((await (await tenant.fetch(`/v1/batches/${id}`)).json()) as { status: string }).status === 'completed' || null, 60_000);
-    return id;
-  })();
-  return batchMade;
+/** A batch of three chat lines of `model`, made and waited for until it completed; its id. */
+async function recordedBatch(tenant: Tenant, model: string): Promise<string> {
+  const lines = ['a', 'b', 'c'].map((id) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model, max_tokens: 16, messages: [{ role: 'user', content: `line ${id}` }] } }));
+  const form = new FormData();
+  form.set('purpose', 'batch');
+  form.set('file', new Blob([`${lines.join('\n')}\n`], { type: 'application/jsonl' }), 'batch.jsonl');
+  const file = (await (await tenant.fetch('/v1/files', { method: 'POST', body: form })).json()) as { id: string };
+  const res = await tenant.fetch('/v1/batches', { method: 'POST', headers: json, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }) });
+  if (res.status !== 200) throw new Error(`POST /v1/batches answered ${res.status}`);
+  const { id } = (await res.json()) as { id: string };
+  const done = await waitFor('the batch to end', async () => {
+    const batch = (await (await tenant.fetch(`/v1/batches/${id}`)).json()) as { status: string; request_counts: { completed: number } };
+    return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : null;
+  }, 60_000);
+  if (done.status !== 'completed' || done.request_counts.completed !== 3) throw new Error(`the batch of ${model} ended ${JSON.stringify(done)}`);
+  return id;
 }
 
 async function main(): Promise<void> {
   const at = process.argv.indexOf('--release');
   const release = at >= 0 ? process.argv[at + 1] : (JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
   if (!release || !/^[\w.-]+$/.test(release)) throw new Error('--release takes a name of letters, digits, dots, dashes and underscores');
+  const onlyAt = process.argv.indexOf('--only');
+  const only = onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? '').split(',').filter(Boolean) : null;
+  const unknown = (only ?? []).filter((file) => !RECORDINGS.some((r) => r.file === file));
+  if (only && (only.length === 0 || unknown.length > 0)) throw new Error(`--only takes recordings' files, comma-separated: ${RECORDINGS.map((r) => r.file).join(', ')}`);
   const outDir = path.join(HISTORIES_DIR, release);
   const webhook = new WebhookSink();
   await webhook.start();
+  // OpenAI's host, for the batch served on its Batch API: each line answered with an echo of its prompt.
+  const openai = new FakeUpstream();
+  await openai.start();
+  new FakeOpenAIBatches(openai, { answer: (line) => ({ status_code: 200, body: chatCompletion(`echo: ${line.body.messages[0].content}`, { prompt_tokens: 12, completion_tokens: 4 }) }) });
   const gateway = await startTestGateway({
     taskQueue: TASK_QUEUE,
-    env: { TEMPORAL_CODEC_KEYS: fs.readFileSync(RECORDING_KEY_FILE, 'utf8').trim(), ALLOW_PRIVATE_WEBHOOKS: 'true', LOG_LEVEL: 'warn' },
+    env: {
+      TEMPORAL_CODEC_KEYS: fs.readFileSync(RECORDING_KEY_FILE, 'utf8').trim(), ALLOW_PRIVATE_WEBHOOKS: 'true', LOG_LEVEL: 'warn',
+      OPENAI_BASE_URL: `${openai.url}/v1`, OPENAI_API_KEY: 'sk-recording',
+    },
     providerOverrides: { simulated: { headers: { 'x-sim-video-ms': '1500' } } },
   });
   try {
+    await addNativeBatchModel(gateway, 'gpt-4o-mini', NATIVE_BATCH_MODEL);
     const client = gateway.runtime.temporal.client;
     const tenant = await gateway.newTenant({ credits: 1000 });
     const alert = await tenant.fetch('/v1/budget/alerts', {
@@ -146,6 +172,11 @@ async function main(): Promise<void> {
     if (alert.status !== 201) throw new Error(`the budget alert answered ${alert.status}`);
     fs.mkdirSync(outDir, { recursive: true });
     for (const recording of RECORDINGS) {
+      if (only && !only.includes(recording.file)) continue;
+      if (!recording.drive) {
+        console.log(`[record-histories] ${recording.file}: kept as recorded (the current code never starts this run)`);
+        continue;
+      }
       const workflowId = await recording.drive({ tenant, client, taskQueue: TASK_QUEUE });
       const handle = client.workflow.getHandle(workflowId);
       // Closed runs are recorded whole (a watcher is recorded as it stands, waiting for spend).
@@ -159,6 +190,7 @@ async function main(): Promise<void> {
   } finally {
     await gateway.stop();
     await webhook.stop();
+    await openai.stop();
     await stopSharedStack();
   }
 }

@@ -15,16 +15,23 @@ export interface NativeBatchSuite {
   record: ModelRecord;
 }
 
+/** Adds `slug` to the gateway's catalog: a copy of `baseModel` whose batches its provider serves, at half price. */
+export async function addNativeBatchModel(gateway: TestGateway, baseModel: string, slug: string): Promise<ModelRecord> {
+  const base = await gateway.runtime.catalog.get(baseModel);
+  if (!base) throw new Error(`no model ${baseModel} in the catalog`);
+  const record: ModelRecord = { ...base, slug, aliases: undefined, pricing: { ...base.pricing, batchDiscount: 0.5 }, batch: { native: true } };
+  await upsertOperatorModel(gateway.runtime.db, record);
+  gateway.runtime.catalog.invalidate();
+  return record;
+}
+
 export function useNativeBatchGateway(opts: { env: (upstreamUrl: string) => NodeJS.ProcessEnv; baseModel: string; slug: string }): NativeBatchSuite {
   const suite = { upstream: new FakeUpstream() } as NativeBatchSuite;
   before(async function () {
     this.timeout(180_000);
     await suite.upstream.start();
     suite.gateway = await startTestGateway({ env: opts.env(suite.upstream.url) });
-    const base = (await suite.gateway.runtime.catalog.get(opts.baseModel))!;
-    suite.record = { ...base, slug: opts.slug, aliases: undefined, pricing: { ...base.pricing, batchDiscount: 0.5 }, batch: { native: true } };
-    await upsertOperatorModel(suite.gateway.runtime.db, suite.record);
-    suite.gateway.runtime.catalog.invalidate();
+    suite.record = await addNativeBatchModel(suite.gateway, opts.baseModel, opts.slug);
   });
   after(async () => {
     await suite.gateway?.runtime.db('models').where({ slug: opts.slug }).delete();

@@ -78,6 +78,28 @@ describe('replaying recorded workflow histories (rolling upgrades)', function ()
     expect(replayed).to.equal(recorded.length);
   });
 
+  it('has a batch history of each way a batch is served: lines as child runs, inline, on the provider\'s batch API', () => {
+    // What each batch history went through: its patch markers and the activities it scheduled.
+    const walked = (r: Recorded) => {
+      const patches: string[] = [];
+      const activities = new Set<string>();
+      for (const event of r.history.events ?? []) {
+        const marker = event.markerRecordedEventAttributes;
+        if (marker?.markerName === 'core_patch') patches.push(JSON.parse(Buffer.from(marker.details!['patch-data'].payloads![0].data!).toString('utf8')).id);
+        const scheduled = event.activityTaskScheduledEventAttributes?.activityType?.name;
+        if (scheduled) activities.add(scheduled);
+        if (event.startChildWorkflowExecutionInitiatedEventAttributes) activities.add(`child ${event.startChildWorkflowExecutionInitiatedEventAttributes.workflowType!.name}`);
+      }
+      return { patches, childLines: activities.has('child batchLineWorkflow'), native: activities.has('submitNativeBatch') };
+    };
+    const batches = Object.fromEntries(recorded.filter((r) => r.workflowType === 'batchWorkflow').map((r) => [`${r.release}/${r.file}`, walked(r)]));
+    expect(batches).to.deep.include({
+      '0.1.0/batchWorkflow.json': { patches: [], childLines: true, native: false },
+      '0.1.0/batchWorkflow.inline.json': { patches: ['batch-lines-inline', 'batch-provider-native'], childLines: false, native: false },
+      '0.1.0/batchWorkflow.native.json': { patches: ['batch-lines-inline', 'batch-provider-native'], childLines: false, native: true },
+    });
+  });
+
   it('fails on a history whose commands the code would not issue', async () => {
     // The recorded chat request with its one hop marker renamed: the code records `serveHop` there.
     const chat = recorded.find((r) => r.file === 'modelRequestWorkflow.chat.json')!;
