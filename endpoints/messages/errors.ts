@@ -12,6 +12,8 @@ export type AnthropicErrorType =
 export function anthropicError(err: GatewayError): { status: number; type: AnthropicErrorType } {
   // An overloaded Anthropic upstream stays overloaded for the client once retries and fallbacks are spent.
   if (err instanceof UpstreamError && err.upstreamStatus === 529) return { status: 529, type: 'overloaded_error' };
+  // A model nobody can serve here waits for a provider key, not for load to pass: a 529 would be retried for ever.
+  if (err.status === 503 && err.code === 'provider_not_configured') return { status: 403, type: 'permission_error' };
   switch (err.status) {
     case 400: case 405: case 409: case 421: case 422: case 501: return { status: err.status, type: 'invalid_request_error' };
     case 401: return { status: 401, type: 'authentication_error' };

@@ -110,11 +110,11 @@ describe('a model no credentials serve, at every door', function () {
     const message = await post('/v1/messages', ask);
     const counted = await post('/v1/messages/count_tokens', { model: CHAT, messages: ask.messages });
     for (const res of [message, counted]) {
-      // Anthropic's clients know an unavailable upstream as 529 overloaded_error (endpoints/messages/errors.ts).
-      expect(res.status, JSON.stringify(res.body)).to.equal(529);
+      // Not a 529 overloaded_error, which Anthropic's clients retry: nothing changes until a provider key is added.
+      expect(res.status, JSON.stringify(res.body)).to.equal(403);
       expectAnthropicShape('ErrorResponse', res.body);
       expect(res.body).to.deep.include({ type: 'error', request_id: res.requestId });
-      expect(res.body.error.type).to.equal('overloaded_error');
+      expect(res.body.error.type).to.equal('permission_error');
       expect(res.body.error.message).to.contain('groq').and.contain('no credentials configured');
     }
     // Counting a model that is served still answers.
