@@ -44,3 +44,26 @@ export async function expectBooksClosed(db: Knex, workspaceId: string): Promise<
   expect(-Number(ledger[0].sum ?? 0) || 0).to.equal(spent);
   return spent;
 }
+
+/**
+ * The store refuses, once, the step that keeps a provider batch's id on our batch (as a database that fails
+ * just after the provider answered would); the returned function puts the store back as it was.
+ */
+export async function failKeepingUpstreamIdOnce(db: Knex): Promise<() => Promise<void>> {
+  await db.raw(`
+    CREATE SEQUENCE test_keep_upstream_id_failures;
+    CREATE FUNCTION test_keep_upstream_id_fails() RETURNS trigger AS $$
+    BEGIN
+      IF NEW.native->>'upstreamId' IS NOT NULL AND OLD.native->>'upstreamId' IS NULL AND nextval('test_keep_upstream_id_failures') = 1 THEN
+        RAISE EXCEPTION 'the store is unavailable';
+      END IF;
+      RETURN NEW;
+    END $$ LANGUAGE plpgsql;
+    CREATE TRIGGER test_keep_upstream_id_fails BEFORE UPDATE ON batches FOR EACH ROW EXECUTE FUNCTION test_keep_upstream_id_fails();`);
+  return async () => {
+    await db.raw(`
+      DROP TRIGGER test_keep_upstream_id_fails ON batches;
+      DROP FUNCTION test_keep_upstream_id_fails();
+      DROP SEQUENCE test_keep_upstream_id_failures;`);
+  };
+}

@@ -4,7 +4,7 @@ import type { Batch } from 'openai/resources/batches';
 import { batchCharge, chatCost } from '../../../catalog/pricing';
 import { chatCompletion, FakeOpenAIBatches, type FakeBatchOptions } from '../../support/fake-openai-batches';
 import type { Tenant } from '../../support/gateway';
-import { expectBooksClosed as booksClosed, useNativeBatchGateway } from '../../support/native-batches';
+import { expectBooksClosed as booksClosed, failKeepingUpstreamIdOnce, useNativeBatchGateway } from '../../support/native-batches';
 
 const MODEL = 'gpt-4o-mini-native-batches';
 
@@ -164,6 +164,41 @@ describe('/v1/batches on the provider\'s own batch API', function () {
     expect(lost.request_counts).to.deep.equal({ total: 2, completed: 0, failed: 2 });
     for (const line of await fileLines(fourth, lost.error_file_id)) expect(line.response.body.error.message).to.match(/No batch found/);
     expect(await expectBooksClosed(fourth, lost)).to.equal(0);
+  });
+
+  /** What the lines of `chatLine`s answered by `echo` cost at the batch price. */
+  const echoCharges = (contents: string[]) => contents.reduce((sum, c) => sum + batchCharge(suite.record, chatCost(suite.record, { inputTokens: 10 * c.split(' ').length, outputTokens: 7 })), 0);
+
+  it('makes one upstream batch when the answer to its creation is lost: the retried submission finds it by its tag', async () => {
+    const fakeBatches = new FakeOpenAIBatches(upstream, { answer: echo, lostCreateAnswers: 1 });
+    const tenant = await suite.gateway.newTenant({ credits: 100 });
+    const created = await submit(tenant, [chatLine('a', 'alpha beta'), chatLine('b', 'gamma')]);
+    const done = await waitFor(tenant, created.id);
+    expect(done.status).to.equal('completed');
+    expect(done.request_counts).to.deep.equal({ total: 2, completed: 2, failed: 0 });
+    // One batch upstream, tagged with ours (its metadata and its file's name); the retry listed and did not make another.
+    expect(fakeBatches.batches.size).to.equal(1);
+    const [batch] = [...fakeBatches.batches.values()];
+    expect(batch.object.metadata).to.deep.equal({ gateway_batch_id: created.id });
+    expect(fakeBatches.files.get(batch.object.input_file_id)!.filename).to.equal(`${created.id}.jsonl`);
+    expect(upstream.received('POST /v1/batches')).to.have.length(1);
+    expect(upstream.received('GET /v1/batches')).to.have.length(1);
+    expect(await expectBooksClosed(tenant, done)).to.equal(echoCharges(['alpha beta', 'gamma']));
+  });
+
+  it('makes one upstream batch when keeping its id fails once: the retried submission takes the id it had', async () => {
+    const fakeBatches = new FakeOpenAIBatches(upstream, { answer: echo });
+    const restore = await failKeepingUpstreamIdOnce(suite.gateway.runtime.db);
+    try {
+      const tenant = await suite.gateway.newTenant({ credits: 100 });
+      const done = await waitFor(tenant, (await submit(tenant, [chatLine('a', 'one two'), chatLine('b', 'three')])).id);
+      expect(done.request_counts).to.deep.equal({ total: 2, completed: 2, failed: 0 });
+      expect(fakeBatches.batches.size).to.equal(1);
+      expect(upstream.received('POST /v1/files')).to.have.length(1);
+      expect(await expectBooksClosed(tenant, done)).to.equal(echoCharges(['one two', 'three']));
+    } finally {
+      await restore();
+    }
   });
 
   it('serves a batch of a model without the switch on the gateway itself', async () => {
