@@ -30,6 +30,8 @@ export interface FakeBatchOptions {
   ending?: { status: 'completed' } | { status: 'failed'; message: string };
   /** The first creates whose batch is made but whose answer is lost (the connection reset). */
   lostCreateAnswers?: number;
+  /** Each create makes its batch at once, and answers once this settles. */
+  createAnswered?: Promise<void>;
 }
 
 /** A chat completion as OpenAI answers one. */
@@ -42,6 +44,12 @@ export function chatCompletion(content: string, usage: { prompt_tokens: number; 
   };
 }
 
+/** OpenAI's answer to a line: its prompt echoed, 10 prompt tokens per word and 7 completion tokens. */
+export const echoAnswer: FakeBatchOptions['answer'] = (line) => {
+  const content = line.body.messages[0].content as string;
+  return { status_code: 200, body: chatCompletion(`echo: ${content}`, { prompt_tokens: 10 * content.split(' ').length, completion_tokens: 7 }) };
+};
+
 export class FakeOpenAIBatches {
   readonly files = new Map<string, UploadedFile>();
   readonly batches = new Map<string, FakeBatch>();
@@ -49,8 +57,9 @@ export class FakeOpenAIBatches {
 
   constructor(private readonly fake: FakeUpstream, private readonly opts: FakeBatchOptions) {
     fake.on('POST /v1/files', (req) => this.upload(req));
-    fake.on('POST /v1/batches', (req, i) => {
+    fake.on('POST /v1/batches', async (req, i) => {
       const made = this.create(req);
+      await opts.createAnswered;
       return i < (opts.lostCreateAnswers ?? 0) && 'json' in made ? { reset: true } : made;
     });
     fake.on('GET /v1/batches', (req) => this.list(req));

@@ -4,6 +4,7 @@
  */
 import { expect } from 'chai';
 import type { Knex } from 'knex';
+import { batchCharge, chatCost } from '../../catalog/pricing';
 import type { ModelRecord } from '../../catalog/types';
 import { upsertOperatorModel } from '../../domain/model-catalog';
 import { FakeUpstream } from './fake-upstream';
@@ -15,14 +16,23 @@ export interface NativeBatchSuite {
   record: ModelRecord;
 }
 
+/** A copy of `base` named `slug` whose batches are served on its provider's batch API at half price. */
+export function nativeBatchRecord(base: ModelRecord, slug: string): ModelRecord {
+  return { ...base, slug, aliases: undefined, pricing: { ...base.pricing, batchDiscount: 0.5 }, batch: { native: true } };
+}
+
+/** What chat lines of these prompts cost at `record`'s batch price, each answered by `echoAnswer` (test/support/fake-openai-batches.ts). */
+export function echoedCharges(record: ModelRecord, prompts: string[]): number {
+  return prompts.reduce((sum, p) => sum + batchCharge(record, chatCost(record, { inputTokens: 10 * p.split(' ').length, outputTokens: 7 })), 0);
+}
+
 export function useNativeBatchGateway(opts: { env: (upstreamUrl: string) => NodeJS.ProcessEnv; baseModel: string; slug: string }): NativeBatchSuite {
   const suite = { upstream: new FakeUpstream() } as NativeBatchSuite;
   before(async function () {
     this.timeout(180_000);
     await suite.upstream.start();
     suite.gateway = await startTestGateway({ env: opts.env(suite.upstream.url) });
-    const base = (await suite.gateway.runtime.catalog.get(opts.baseModel))!;
-    suite.record = { ...base, slug: opts.slug, aliases: undefined, pricing: { ...base.pricing, batchDiscount: 0.5 }, batch: { native: true } };
+    suite.record = nativeBatchRecord((await suite.gateway.runtime.catalog.get(opts.baseModel))!, opts.slug);
     await upsertOperatorModel(suite.gateway.runtime.db, suite.record);
     suite.gateway.runtime.catalog.invalidate();
   });

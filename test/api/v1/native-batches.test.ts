@@ -2,19 +2,13 @@ import { expect } from 'chai';
 import { toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import { batchCharge, chatCost } from '../../../catalog/pricing';
-import { chatCompletion, FakeOpenAIBatches, type FakeBatchOptions } from '../../support/fake-openai-batches';
+import { chatCompletion, echoAnswer as echo, FakeOpenAIBatches } from '../../support/fake-openai-batches';
 import type { Tenant } from '../../support/gateway';
-import { expectBooksClosed as booksClosed, failKeepingUpstreamIdOnce, useNativeBatchGateway } from '../../support/native-batches';
+import { echoedCharges, expectBooksClosed as booksClosed, failKeepingUpstreamIdOnce, useNativeBatchGateway } from '../../support/native-batches';
 
 const MODEL = 'gpt-4o-mini-native-batches';
 
 const chatLine = (id: string, content: string) => ({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: MODEL, messages: [{ role: 'user', content }], max_tokens: 50 } });
-
-/** OpenAI's answer to a line: its prompt echoed, 10 prompt tokens per word and 7 completion tokens. */
-const echo: FakeBatchOptions['answer'] = (line) => {
-  const content = line.body.messages[0].content as string;
-  return { status_code: 200, body: chatCompletion(`echo: ${content}`, { prompt_tokens: 10 * content.split(' ').length, completion_tokens: 7 }) };
-};
 
 describe('/v1/batches on the provider\'s own batch API', function () {
   this.timeout(180_000);
@@ -166,8 +160,7 @@ describe('/v1/batches on the provider\'s own batch API', function () {
     expect(await expectBooksClosed(fourth, lost)).to.equal(0);
   });
 
-  /** What the lines of `chatLine`s answered by `echo` cost at the batch price. */
-  const echoCharges = (contents: string[]) => contents.reduce((sum, c) => sum + batchCharge(suite.record, chatCost(suite.record, { inputTokens: 10 * c.split(' ').length, outputTokens: 7 })), 0);
+  const echoCharges = (contents: string[]) => echoedCharges(suite.record, contents);
 
   it('makes one upstream batch when the answer to its creation is lost: the retried submission finds it by its tag', async () => {
     const fakeBatches = new FakeOpenAIBatches(upstream, { answer: echo, lostCreateAnswers: 1 });
