@@ -203,5 +203,37 @@ describe('/v1/batches on the provider\'s own batch API', function () {
     expect(upstream.received('POST /v1/batches')).to.have.length(0);
     expect(upstream.received('POST /v1/chat/completions')).to.have.length(1);
   });
-});
 
+  describe('past its completion window', () => {
+    // A window of 8 s instead of 24 h.
+    const windowed = useNativeBatchGateway({
+      env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'sk-batch-upstream', BATCH_WINDOW_SECONDS: '8' }), baseModel: 'gpt-4o-mini', slug: 'gpt-4o-mini-native-window',
+    });
+
+    it('forwards a cancel upstream when the window ends: the batch ends expired with what finished, the rest batch_expired, holds given back', async () => {
+      const fakeBatches = new FakeOpenAIBatches(windowed.upstream, { answer: echo, pollsBeforeEnd: 100_000 });
+      const tenant = await windowed.gateway.newTenant({ credits: 100 });
+      const line = (id: string, content: string) => ({ ...chatLine(id, content), body: { ...chatLine(id, content).body, model: windowed.record.slug } });
+      const file = await tenant.client.files.create({ file: await toFile(Buffer.from([line('a', 'alpha beta'), line('b', 'gamma'), line('c', 'delta')].map((l) => JSON.stringify(l)).join('\n')), 'window.jsonl'), purpose: 'batch' });
+      const created = await tenant.client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      expect(created.expires_at! - created.created_at).to.equal(8);
+      const done = await waitFor(tenant, created.id);
+      expect(done.status).to.equal('expired');
+      expect(done.expired_at).to.be.a('number');
+      // The window's end went upstream as a cancel; the provider answered the first request before it stopped.
+      const [batch] = [...fakeBatches.batches.values()];
+      expect(fakeBatches.batches.size).to.equal(1);
+      expect(windowed.upstream.received(`POST /v1/batches/${batch.object.id}/cancel`)).to.have.length(1);
+      expect(done.request_counts).to.deep.equal({ total: 3, completed: 1, failed: 0 });
+      const output = await fileLines(tenant, done.output_file_id);
+      expect(output.map((l) => [l.custom_id, l.response.status_code])).to.deep.equal([['a', 200]]);
+      const errors = await fileLines(tenant, done.error_file_id);
+      expect(errors.map((l) => [l.custom_id, l.error.code])).to.deep.equal([['b', 'batch_expired'], ['c', 'batch_expired']]);
+      const usage = await windowed.gateway.runtime.db('usage_records').where({ batch_id: created.id }).select('batch_custom_id');
+      expect(usage.map((u) => u.batch_custom_id)).to.deep.equal(['a']);
+      const spent = await booksClosed(windowed.gateway.runtime.db, tenant.workspaceId);
+      expect(Math.round((done as Batch & { credits_used: number }).credits_used * 1e6)).to.equal(spent);
+      expect(spent).to.equal(echoedCharges(windowed.record, ['alpha beta']));
+    });
+  });
+});
