@@ -608,6 +608,27 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     await expectBooksBalanced([t.workspaceId]);
   });
 
+  /** Uploads the JSONL lines and creates a batch of chat completions on them; its id. */
+  async function createBatch(t: FaultTenant, lines: string[]): Promise<string> {
+    const form = new FormData();
+    form.set('purpose', 'batch');
+    form.set('file', new Blob([`${lines.join('\n')}\n`], { type: 'application/jsonl' }), 'batch.jsonl');
+    const file = (await (await t.fetch('/v1/files', { method: 'POST', body: form })).json()) as { id: string };
+    const created = await t.fetch('/v1/batches', { method: 'POST', headers: json, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }) });
+    expect(created.status).to.equal(200);
+    return ((await created.json()) as { id: string }).id;
+  }
+
+  /** The batch once it ended, as the API answers it (through restarts of the API). */
+  function batchEnded(t: FaultTenant, batchId: string) {
+    return waitFor('the batch to end', async () => {
+      const res = await t.fetch(`/v1/batches/${batchId}`).catch(() => null);
+      if (res?.status !== 200) return null;
+      const batch = (await res.json()) as { status: string; request_counts: { total: number; completed: number; failed: number }; output_file_id: string | null; error_file_id: string | null };
+      return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : null;
+    }, 240_000);
+  }
+
   it('a batch with the worker, the API and the Temporal server killed (-9) mid-run: every line completes once, is charged once, the books reconcile', async () => {
     // A run that continues as new every 8 lines, 5 lines at a time: the kill lands mid-run, between runs or both.
     await stack.stopApi();
@@ -615,13 +636,7 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     const t = await tenant({ credits: 100 });
     const n = 30;
     const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ custom_id: `line-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat-slow', max_tokens: 32, messages: [{ role: 'user', content: `line ${i}` }] } }));
-    const form = new FormData();
-    form.set('purpose', 'batch');
-    form.set('file', new Blob([`${lines.join('\n')}\n`], { type: 'application/jsonl' }), 'batch.jsonl');
-    const file = (await (await t.fetch('/v1/files', { method: 'POST', body: form })).json()) as { id: string };
-    const created = await t.fetch('/v1/batches', { method: 'POST', headers: json, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }) });
-    expect(created.status).to.equal(200);
-    const batchId = ((await created.json()) as { id: string }).id;
+    const batchId = await createBatch(t, lines);
     const settledLines = async () => Number((await stack.db('usage_records').where({ batch_id: batchId }).count<{ n: string }[]>('* as n'))[0].n);
     // Some lines done, others in flight (holding credits), most not started.
     await waitFor('lines settled and in flight', async () => (await settledLines()) >= 3 && (await reservationCount(t.workspaceId, 'held')) >= 1, 60_000);
@@ -633,12 +648,7 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     await stack.startTemporal();
     await stack.startWorker();
     await stack.startApi();
-    const done = await waitFor('the batch to complete', async () => {
-      const res = await t.fetch(`/v1/batches/${batchId}`).catch(() => null);
-      if (res?.status !== 200) return null;
-      const batch = (await res.json()) as { status: string; request_counts: { total: number; completed: number; failed: number }; output_file_id: string | null; error_file_id: string | null };
-      return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : null;
-    }, 240_000);
+    const done = await batchEnded(t, batchId);
     report.push({ fault: 'batch: worker, api and temporal killed', lines: n, recoveredMs: Date.now() - killedAt, counts: JSON.stringify(done.request_counts) });
     expect(done.status).to.equal('completed');
     expect(done.request_counts).to.deep.equal({ total: n, completed: n, failed: 0 });
@@ -674,13 +684,7 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
       const t = await tenant({ credits: 100 });
       const prompts = Array.from({ length: 6 }, (_, i) => 'word '.repeat(i + 1).trim());
       const lines = prompts.map((content, i) => JSON.stringify({ custom_id: `line-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: record.slug, max_tokens: 32, messages: [{ role: 'user', content }] } }));
-      const form = new FormData();
-      form.set('purpose', 'batch');
-      form.set('file', new Blob([`${lines.join('\n')}\n`], { type: 'application/jsonl' }), 'batch.jsonl');
-      const file = (await (await t.fetch('/v1/files', { method: 'POST', body: form })).json()) as { id: string };
-      const created = await t.fetch('/v1/batches', { method: 'POST', headers: json, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }) });
-      expect(created.status).to.equal(200);
-      const batchId = ((await created.json()) as { id: string }).id;
+      const batchId = await createBatch(t, lines);
 
       // The provider made its batch, and the worker dies before the answer reaches it.
       await waitFor('the upstream batch to be made', async () => fake.batches.size === 1, 60_000);
@@ -694,12 +698,7 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
       await stack.killWorker();
       await stack.startWorker(openai);
       opts.pollsBeforeEnd = 0; // the provider's batch ends at its next read
-      const done = await waitFor('the batch to complete', async () => {
-        const res = await t.fetch(`/v1/batches/${batchId}`).catch(() => null);
-        if (res?.status !== 200) return null;
-        const batch = (await res.json()) as { status: string; request_counts: { total: number; completed: number; failed: number }; output_file_id: string | null };
-        return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : null;
-      }, 240_000);
+      const done = await batchEnded(t, batchId);
       report.push({ fault: 'provider batch: worker killed in submit and poll', lines: lines.length, recoveredMs: Date.now() - killedAt, counts: JSON.stringify(done.request_counts) });
       expect(done.status).to.equal('completed');
       expect(done.request_counts).to.deep.equal({ total: lines.length, completed: lines.length, failed: 0 });
