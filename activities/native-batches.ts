@@ -29,6 +29,14 @@ const lineHold = (batchId: string, index: number) => `${batchWorkflowId(batchId)
 /** The provider's name for a line: its position (custom ids may be longer than providers take). */
 const upstreamLineId = (index: number) => `line-${index}`;
 
+/** What a submission heartbeats once the provider made its batch. */
+interface SubmittedDetails {
+  upstreamId: string;
+}
+
+/** A submission heartbeats this often while it builds and uploads the requests (the run's heartbeat timeout is longer). */
+const SUBMIT_HEARTBEAT_MS = 5_000;
+
 export interface NativeBatchInput {
   batchId: string;
 }
@@ -108,19 +116,39 @@ export function createNativeBatchActivities(deps: ActivityDeps) {
       return { held };
     },
 
-    /** Submits the held lines (once: a retry finds the provider's batch it made). */
+    /**
+     * Submits the held lines, once. The provider's batch id is heartbeated the moment it is known, then kept on
+     * the batch; a retried attempt takes the id its last attempt heartbeated, or else looks for the provider's
+     * batch tagged with ours (where the provider keeps a tag), before making one.
+     */
     async submitNativeBatch(input: NativeBatchInput): Promise<{ submitted: boolean }> {
       const { batch, native, record, batches, lines } = await served(input.batchId);
       if (native.upstreamId) return { submitted: true };
-      const requests = [];
-      for await (const line of waitingLines(deps.db, batch.id)) {
-        const request = await lines.request(record, line.body, { db: deps.db, storage: deps.storage, workspaceId: batch.workspaceId });
-        requests.push({ customId: upstreamLineId(line.index), body: batches.chatBody(record.upstreamId, request) });
+      const activity = Context.current();
+      const ctx = { requestId: batch.id };
+      const keep = async (upstreamId: string) => {
+        activity.heartbeat({ upstreamId } satisfies SubmittedDetails);
+        await saveNativeBatch(deps.db, batch.id, { ...native, upstreamId });
+        return { submitted: true };
+      };
+      if (activity.info.attempt > 1) {
+        const kept = (activity.info.heartbeatDetails as SubmittedDetails | undefined)?.upstreamId ?? await batches.findTagged?.(batch.id, ctx);
+        if (kept) return keep(kept);
       }
-      if (requests.length === 0) return { submitted: false };
-      const upstreamId = await batches.submit(requests, { requestId: batch.id });
-      await saveNativeBatch(deps.db, batch.id, { ...native, upstreamId });
-      return { submitted: true };
+      const beat = setInterval(() => activity.heartbeat(), SUBMIT_HEARTBEAT_MS);
+      try {
+        const requests = [];
+        for await (const line of waitingLines(deps.db, batch.id)) {
+          const request = await lines.request(record, line.body, { db: deps.db, storage: deps.storage, workspaceId: batch.workspaceId });
+          requests.push({ customId: upstreamLineId(line.index), body: batches.chatBody(record.upstreamId, request) });
+        }
+        if (requests.length === 0) return { submitted: false };
+        const upstreamId = await batches.submit(requests, batch.id, ctx);
+        clearInterval(beat);
+        return await keep(upstreamId);
+      } finally {
+        clearInterval(beat);
+      }
     },
 
     async pollNativeBatch(input: NativeBatchInput): Promise<NativeBatchState> {

@@ -403,8 +403,16 @@ export interface NativeBatches {
   /** The batch endpoints (as batches name them: `/v1/chat/completions`) whose lines it takes. */
   readonly urls: readonly string[];
   chatBody(upstreamModel: string, req: ChatRequest): Record<string, unknown>;
-  /** Uploads the requests and creates the batch; its provider id. */
-  submit(requests: NativeBatchRequest[], ctx: CallContext): Promise<string>;
+  /**
+   * Uploads the requests and creates the batch, tagged `tag` (the gateway's batch id) where the provider
+   * keeps a tag; its provider id.
+   */
+  submit(requests: NativeBatchRequest[], tag: string, ctx: CallContext): Promise<string>;
+  /**
+   * The provider's batch tagged `tag` made lately, if any (a submission retried after the provider made its
+   * batch but before its id was kept). Absent where the provider keeps no tag on a batch.
+   */
+  findTagged?(tag: string, ctx: CallContext): Promise<string | null>;
   state(batchId: string, ctx: CallContext): Promise<NativeBatchState>;
   /** Asks the provider to stop the batch (it then ends `cancelled`, with the requests it ran). */
   cancel(batchId: string, ctx: CallContext): Promise<void>;

@@ -26,9 +26,13 @@ const lines = proxyActivities<GatewayActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-/** The submission: the provider's refusal is an answer (not retried), its outages are retried a few times. */
+/**
+ * The submission: the provider's refusal is an answer (not retried), its outages are retried a few times, and
+ * a worker that died mid-way is noticed by its heartbeats stopping.
+ */
 const submitter = proxyActivities<GatewayActivities>({
   startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
 });
 

@@ -35,7 +35,8 @@ export class AnthropicBatches implements NativeBatches {
     return { ...body, model: upstreamModel };
   }
 
-  async submit(requests: NativeBatchRequest[], ctx: CallContext): Promise<string> {
+  /** Anthropic keeps no metadata on a message batch, so no `findTagged`: the activity keeps the id as soon as it has it. */
+  async submit(requests: NativeBatchRequest[], _tag: string, ctx: CallContext): Promise<string> {
     const provider = this.connection.providerId;
     const { body } = await upstreamJson(provider, this.connection.url(BATCHES_PATH), this.connection.request(ctx, {
       method: 'POST', headers: { 'content-type': 'application/json' }, json: { requests: requests.map((r) => ({ custom_id: r.customId, params: r.body })) },

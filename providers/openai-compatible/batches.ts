@@ -12,6 +12,11 @@ import { chatCompletionResult, type OpenAICompatibleChatModel } from './chat';
 import { isObject, type JsonObject } from './shape';
 
 const CHAT_ENDPOINT = '/v1/chat/completions';
+/** The metadata key naming the gateway's batch on the provider's. */
+const TAG_KEY = 'gateway_batch_id';
+/** How far back a retried submission looks for its batch: pages of the provider's batches, newest first. */
+const FIND_PAGES = 5;
+const FIND_PAGE_SIZE = 100;
 
 export class OpenAIBatches implements NativeBatches {
   readonly urls = [CHAT_ENDPOINT];
@@ -22,19 +27,37 @@ export class OpenAIBatches implements NativeBatches {
     return this.chatModel(upstreamModel).body(req);
   }
 
-  async submit(requests: NativeBatchRequest[], ctx: CallContext): Promise<string> {
+  async submit(requests: NativeBatchRequest[], tag: string, ctx: CallContext): Promise<string> {
     const provider = this.connection.providerId;
     const jsonl = requests.map((r) => JSON.stringify({ custom_id: r.customId, method: 'POST', url: CHAT_ENDPOINT, body: r.body })).join('\n') + '\n';
     const form = new FormData();
     form.append('purpose', 'batch');
-    form.append('file', new Blob([jsonl], { type: 'application/jsonl' }), `${ctx.requestId}.jsonl`);
+    form.append('file', new Blob([jsonl], { type: 'application/jsonl' }), `${tag}.jsonl`);
     const { body: file } = await upstreamJson(provider, this.connection.url('/files'), this.connection.request(ctx, { method: 'POST', body: form }));
     expectShape(provider, isObject(file) && typeof file.id === 'string', 'file upload without an id');
     const { body: batch } = await upstreamJson(provider, this.connection.url('/batches'), this.connection.request(ctx, {
-      method: 'POST', json: { input_file_id: file.id, endpoint: CHAT_ENDPOINT, completion_window: '24h', metadata: { gateway_batch: ctx.requestId } },
+      method: 'POST', json: { input_file_id: file.id, endpoint: CHAT_ENDPOINT, completion_window: '24h', metadata: { [TAG_KEY]: tag } },
     }));
     expectShape(provider, isObject(batch) && typeof batch.id === 'string', 'batch without an id');
     return batch.id as string;
+  }
+
+  /** `GET /batches` (newest first, `after` the last id of a page), a few pages: the batch whose metadata names `tag`. */
+  async findTagged(tag: string, ctx: CallContext): Promise<string | null> {
+    const provider = this.connection.providerId;
+    let after: string | null = null;
+    for (let page = 0; page < FIND_PAGES; page++) {
+      const query: URLSearchParams = new URLSearchParams({ limit: String(FIND_PAGE_SIZE), ...(after ? { after } : {}) });
+      const { body }: { body: unknown } = await upstreamJson(provider, this.connection.url(`/batches?${query}`), this.connection.request(ctx));
+      expectShape(provider, isObject(body) && Array.isArray(body.data), 'batch list without data');
+      const batches: JsonObject[] = (body.data as unknown[]).filter(isObject);
+      const found = batches.find((b) => isObject(b.metadata) && b.metadata[TAG_KEY] === tag && typeof b.id === 'string');
+      if (found) return found.id as string;
+      const last: JsonObject | undefined = batches[batches.length - 1];
+      if (body.has_more !== true || typeof last?.id !== 'string') return null;
+      after = last.id;
+    }
+    return null;
   }
 
   async state(batchId: string, ctx: CallContext): Promise<NativeBatchState> {

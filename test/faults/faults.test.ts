@@ -15,6 +15,11 @@ import { readAcceptedSubmissions } from '../../simulator';
 import type { ModelRequestInput } from '../../workflows/request-steps';
 import { waitFor, WebhookSink } from '../support/notification-sinks';
 import { expectPlayableMp4, postVideo, waitForJob, type VideoJobObject } from '../support/video-jobs';
+import { loadCatalogFiles } from '../../catalog/load';
+import { upsertOperatorModel } from '../../domain/model-catalog';
+import { echoAnswer, FakeOpenAIBatches } from '../support/fake-openai-batches';
+import { FakeUpstream } from '../support/fake-upstream';
+import { echoedCharges, nativeBatchRecord } from '../support/native-batches';
 import { FaultStack, type FaultTenant } from './support/fault-stack';
 import { BALANCED, booksOf, ledgerChargeMicro, reconcile, type RequestBooks } from './support/reconcile';
 
@@ -603,6 +608,27 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     await expectBooksBalanced([t.workspaceId]);
   });
 
+  /** Uploads the JSONL lines and creates a batch of chat completions on them; its id. */
+  async function createBatch(t: FaultTenant, lines: string[]): Promise<string> {
+    const form = new FormData();
+    form.set('purpose', 'batch');
+    form.set('file', new Blob([`${lines.join('\n')}\n`], { type: 'application/jsonl' }), 'batch.jsonl');
+    const file = (await (await t.fetch('/v1/files', { method: 'POST', body: form })).json()) as { id: string };
+    const created = await t.fetch('/v1/batches', { method: 'POST', headers: json, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }) });
+    expect(created.status).to.equal(200);
+    return ((await created.json()) as { id: string }).id;
+  }
+
+  /** The batch once it ended, as the API answers it (through restarts of the API). */
+  function batchEnded(t: FaultTenant, batchId: string) {
+    return waitFor('the batch to end', async () => {
+      const res = await t.fetch(`/v1/batches/${batchId}`).catch(() => null);
+      if (res?.status !== 200) return null;
+      const batch = (await res.json()) as { status: string; request_counts: { total: number; completed: number; failed: number }; output_file_id: string | null; error_file_id: string | null };
+      return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : null;
+    }, 240_000);
+  }
+
   it('a batch with the worker, the API and the Temporal server killed (-9) mid-run: every line completes once, is charged once, the books reconcile', async () => {
     // A run that continues as new every 8 lines, 5 lines at a time: the kill lands mid-run, between runs or both.
     await stack.stopApi();
@@ -610,13 +636,7 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     const t = await tenant({ credits: 100 });
     const n = 30;
     const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ custom_id: `line-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'sim-chat-slow', max_tokens: 32, messages: [{ role: 'user', content: `line ${i}` }] } }));
-    const form = new FormData();
-    form.set('purpose', 'batch');
-    form.set('file', new Blob([`${lines.join('\n')}\n`], { type: 'application/jsonl' }), 'batch.jsonl');
-    const file = (await (await t.fetch('/v1/files', { method: 'POST', body: form })).json()) as { id: string };
-    const created = await t.fetch('/v1/batches', { method: 'POST', headers: json, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }) });
-    expect(created.status).to.equal(200);
-    const batchId = ((await created.json()) as { id: string }).id;
+    const batchId = await createBatch(t, lines);
     const settledLines = async () => Number((await stack.db('usage_records').where({ batch_id: batchId }).count<{ n: string }[]>('* as n'))[0].n);
     // Some lines done, others in flight (holding credits), most not started.
     await waitFor('lines settled and in flight', async () => (await settledLines()) >= 3 && (await reservationCount(t.workspaceId, 'held')) >= 1, 60_000);
@@ -628,12 +648,7 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     await stack.startTemporal();
     await stack.startWorker();
     await stack.startApi();
-    const done = await waitFor('the batch to complete', async () => {
-      const res = await t.fetch(`/v1/batches/${batchId}`).catch(() => null);
-      if (res?.status !== 200) return null;
-      const batch = (await res.json()) as { status: string; request_counts: { total: number; completed: number; failed: number }; output_file_id: string | null; error_file_id: string | null };
-      return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : null;
-    }, 240_000);
+    const done = await batchEnded(t, batchId);
     report.push({ fault: 'batch: worker, api and temporal killed', lines: n, recoveredMs: Date.now() - killedAt, counts: JSON.stringify(done.request_counts) });
     expect(done.status).to.equal('completed');
     expect(done.request_counts).to.deep.equal({ total: n, completed: n, failed: 0 });
@@ -649,6 +664,68 @@ describe('faults: a gateway of separate processes, broken one part at a time', f
     expect(charged).to.equal(usage.reduce((sum, u) => sum + Number(u.credits_micro), 0));
     expect(-(await ledgerSpent(t.workspaceId))).to.equal(charged);
     await expectBooksBalanced([t.workspaceId]);
+  });
+
+  it("a batch on the provider's batch API with the worker killed (-9) during its submission and while it is polled: one upstream batch, every line charged once", async () => {
+    // OpenAI's Batch API on a fake upstream, and a copy of gpt-4o-mini whose batches go there.
+    const upstream = new FakeUpstream();
+    await upstream.start();
+    let answerCreate!: () => void;
+    const opts = { answer: echoAnswer, pollsBeforeEnd: 1_000_000, createAnswered: new Promise<void>((resolve) => { answerCreate = resolve; }) };
+    const fake = new FakeOpenAIBatches(upstream, opts);
+    const record = nativeBatchRecord(loadCatalogFiles().find((m) => m.slug === 'gpt-4o-mini')!, 'gpt-4o-mini-native-faults');
+    await upsertOperatorModel(stack.db, record);
+    const openai = { OPENAI_BASE_URL: `${upstream.url}/v1`, OPENAI_API_KEY: 'sk-batch-upstream' };
+    try {
+      await stack.stopApi();
+      await stack.startApi(openai);
+      await stack.stopWorker();
+      await stack.startWorker(openai);
+      const t = await tenant({ credits: 100 });
+      const prompts = Array.from({ length: 6 }, (_, i) => 'word '.repeat(i + 1).trim());
+      const lines = prompts.map((content, i) => JSON.stringify({ custom_id: `line-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: record.slug, max_tokens: 32, messages: [{ role: 'user', content }] } }));
+      const batchId = await createBatch(t, lines);
+
+      // The provider made its batch, and the worker dies before the answer reaches it.
+      await waitFor('the upstream batch to be made', async () => fake.batches.size === 1, 60_000);
+      await stack.killWorker();
+      answerCreate();
+      const killedAt = Date.now();
+      await stack.startWorker(openai);
+      // Polled again (the retried submission found the batch by its tag), then the worker dies while it polls.
+      const [upstreamBatch] = [...fake.batches.values()];
+      await waitFor('the upstream batch to be polled', async () => upstreamBatch.reads >= 2, 120_000);
+      await stack.killWorker();
+      await stack.startWorker(openai);
+      opts.pollsBeforeEnd = 0; // the provider's batch ends at its next read
+      const done = await batchEnded(t, batchId);
+      report.push({ fault: 'provider batch: worker killed in submit and poll', lines: lines.length, recoveredMs: Date.now() - killedAt, counts: JSON.stringify(done.request_counts) });
+      expect(done.status).to.equal('completed');
+      expect(done.request_counts).to.deep.equal({ total: lines.length, completed: lines.length, failed: 0 });
+      // One file, one batch upstream.
+      expect(fake.batches.size).to.equal(1);
+      expect(upstream.received('POST /v1/files')).to.have.length(1);
+      expect(upstream.received('POST /v1/batches')).to.have.length(1);
+      expect(upstream.received('GET /v1/batches')).to.have.length(1); // the retried submission's look-up
+      // Every line once in the output and the usage records, settled once at the batch price.
+      const output = (await (await t.fetch(`/v1/files/${done.output_file_id}/content`)).text()).trim().split('\n').map((l) => JSON.parse(l) as { custom_id: string });
+      expect(output.map((l) => l.custom_id)).to.deep.equal(prompts.map((_, i) => `line-${i}`));
+      const usage = await stack.db('usage_records').where({ batch_id: batchId }).select('request_id', 'credits_micro');
+      expect(usage).to.have.length(lines.length);
+      const settled = await stack.db('reservations').whereIn('request_id', usage.map((u) => u.request_id)).andWhere({ status: 'settled' }).select('charged_micro');
+      expect(settled).to.have.length(lines.length);
+      const charged = settled.reduce((sum, r) => sum + Number(r.charged_micro), 0);
+      expect(charged).to.equal(echoedCharges(record, prompts));
+      expect(-(await ledgerSpent(t.workspaceId))).to.equal(charged);
+      await expectBooksBalanced([t.workspaceId]);
+    } finally {
+      answerCreate();
+      await stack.stopWorker().catch(() => undefined);
+      await stack.startWorker();
+      await stack.stopApi().catch(() => undefined);
+      await stack.startApi();
+      await upstream.stop();
+    }
   });
 
   /** What the ledger's rows of reservations add up to (minus what was charged). */

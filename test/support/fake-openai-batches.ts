@@ -28,6 +28,10 @@ export interface FakeBatchOptions {
   pollsBeforeEnd?: number;
   /** How the batch ends: its requests answered (`completed`), or refused whole (`failed`, with this message). */
   ending?: { status: 'completed' } | { status: 'failed'; message: string };
+  /** The first creates whose batch is made but whose answer is lost (the connection reset). */
+  lostCreateAnswers?: number;
+  /** Each create makes its batch at once, and answers once this settles. */
+  createAnswered?: Promise<void>;
 }
 
 /** A chat completion as OpenAI answers one. */
@@ -40,6 +44,12 @@ export function chatCompletion(content: string, usage: { prompt_tokens: number; 
   };
 }
 
+/** OpenAI's answer to a line: its prompt echoed, 10 prompt tokens per word and 7 completion tokens. */
+export const echoAnswer: FakeBatchOptions['answer'] = (line) => {
+  const content = line.body.messages[0].content as string;
+  return { status_code: 200, body: chatCompletion(`echo: ${content}`, { prompt_tokens: 10 * content.split(' ').length, completion_tokens: 7 }) };
+};
+
 export class FakeOpenAIBatches {
   readonly files = new Map<string, UploadedFile>();
   readonly batches = new Map<string, FakeBatch>();
@@ -47,7 +57,12 @@ export class FakeOpenAIBatches {
 
   constructor(private readonly fake: FakeUpstream, private readonly opts: FakeBatchOptions) {
     fake.on('POST /v1/files', (req) => this.upload(req));
-    fake.on('POST /v1/batches', (req) => this.create(req));
+    fake.on('POST /v1/batches', async (req, i) => {
+      const made = this.create(req);
+      await opts.createAnswered;
+      return i < (opts.lostCreateAnswers ?? 0) && 'json' in made ? { reset: true } : made;
+    });
+    fake.on('GET /v1/batches', (req) => this.list(req));
     fake.on('POST /v1/batches/*', (req) => this.cancel(req.path.split('/')[3]));
     fake.on('GET /v1/batches/*', (req) => this.read(req.path.split('/')[3]));
     fake.on('GET /v1/files/*', (req) => {
@@ -84,6 +99,14 @@ export class FakeOpenAIBatches {
     };
     this.batches.set(id, { object, reads: 0, cancelled: false });
     return { json: object };
+  }
+
+  private list(req: RecordedRequest) {
+    const all = [...this.batches.values()].map((b) => b.object).reverse();
+    const after = req.query.get('after');
+    const from = after ? all.findIndex((b) => b.id === after) + 1 : 0;
+    const data = all.slice(from, from + Number(req.query.get('limit') ?? 20));
+    return { json: { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: from + data.length < all.length } };
   }
 
   private cancel(id: string) {

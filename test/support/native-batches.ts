@@ -4,6 +4,7 @@
  */
 import { expect } from 'chai';
 import type { Knex } from 'knex';
+import { batchCharge, chatCost } from '../../catalog/pricing';
 import type { ModelRecord } from '../../catalog/types';
 import { upsertOperatorModel } from '../../domain/model-catalog';
 import { FakeUpstream } from './fake-upstream';
@@ -15,14 +16,24 @@ export interface NativeBatchSuite {
   record: ModelRecord;
 }
 
+/** A copy of `base` named `slug` whose batches are served on its provider's batch API at half price. */
+export function nativeBatchRecord(base: ModelRecord, slug: string): ModelRecord {
+  return { ...base, slug, aliases: undefined, pricing: { ...base.pricing, batchDiscount: 0.5 }, batch: { native: true } };
+}
+
 /** Adds `slug` to the gateway's catalog: a copy of `baseModel` whose batches its provider serves, at half price. */
 export async function addNativeBatchModel(gateway: TestGateway, baseModel: string, slug: string): Promise<ModelRecord> {
   const base = await gateway.runtime.catalog.get(baseModel);
   if (!base) throw new Error(`no model ${baseModel} in the catalog`);
-  const record: ModelRecord = { ...base, slug, aliases: undefined, pricing: { ...base.pricing, batchDiscount: 0.5 }, batch: { native: true } };
+  const record = nativeBatchRecord(base, slug);
   await upsertOperatorModel(gateway.runtime.db, record);
   gateway.runtime.catalog.invalidate();
   return record;
+}
+
+/** What chat lines of these prompts cost at `record`'s batch price, each answered by `echoAnswer` (test/support/fake-openai-batches.ts). */
+export function echoedCharges(record: ModelRecord, prompts: string[]): number {
+  return prompts.reduce((sum, p) => sum + batchCharge(record, chatCost(record, { inputTokens: 10 * p.split(' ').length, outputTokens: 7 })), 0);
 }
 
 export function useNativeBatchGateway(opts: { env: (upstreamUrl: string) => NodeJS.ProcessEnv; baseModel: string; slug: string }): NativeBatchSuite {
@@ -50,4 +61,27 @@ export async function expectBooksClosed(db: Knex, workspaceId: string): Promise<
   const spent = Number(usage[0].sum ?? 0);
   expect(-Number(ledger[0].sum ?? 0) || 0).to.equal(spent);
   return spent;
+}
+
+/**
+ * The store refuses, once, the step that keeps a provider batch's id on our batch (as a database that fails
+ * just after the provider answered would); the returned function puts the store back as it was.
+ */
+export async function failKeepingUpstreamIdOnce(db: Knex): Promise<() => Promise<void>> {
+  await db.raw(`
+    CREATE SEQUENCE test_keep_upstream_id_failures;
+    CREATE FUNCTION test_keep_upstream_id_fails() RETURNS trigger AS $$
+    BEGIN
+      IF NEW.native->>'upstreamId' IS NOT NULL AND OLD.native->>'upstreamId' IS NULL AND nextval('test_keep_upstream_id_failures') = 1 THEN
+        RAISE EXCEPTION 'the store is unavailable';
+      END IF;
+      RETURN NEW;
+    END $$ LANGUAGE plpgsql;
+    CREATE TRIGGER test_keep_upstream_id_fails BEFORE UPDATE ON batches FOR EACH ROW EXECUTE FUNCTION test_keep_upstream_id_fails();`);
+  return async () => {
+    await db.raw(`
+      DROP TRIGGER test_keep_upstream_id_fails ON batches;
+      DROP FUNCTION test_keep_upstream_id_fails();
+      DROP SEQUENCE test_keep_upstream_id_failures;`);
+  };
 }

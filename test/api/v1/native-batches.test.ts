@@ -2,19 +2,13 @@ import { expect } from 'chai';
 import { toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import { batchCharge, chatCost } from '../../../catalog/pricing';
-import { chatCompletion, FakeOpenAIBatches, type FakeBatchOptions } from '../../support/fake-openai-batches';
+import { chatCompletion, echoAnswer as echo, FakeOpenAIBatches } from '../../support/fake-openai-batches';
 import type { Tenant } from '../../support/gateway';
-import { expectBooksClosed as booksClosed, useNativeBatchGateway } from '../../support/native-batches';
+import { echoedCharges, expectBooksClosed as booksClosed, failKeepingUpstreamIdOnce, useNativeBatchGateway } from '../../support/native-batches';
 
 const MODEL = 'gpt-4o-mini-native-batches';
 
 const chatLine = (id: string, content: string) => ({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: MODEL, messages: [{ role: 'user', content }], max_tokens: 50 } });
-
-/** OpenAI's answer to a line: its prompt echoed, 10 prompt tokens per word and 7 completion tokens. */
-const echo: FakeBatchOptions['answer'] = (line) => {
-  const content = line.body.messages[0].content as string;
-  return { status_code: 200, body: chatCompletion(`echo: ${content}`, { prompt_tokens: 10 * content.split(' ').length, completion_tokens: 7 }) };
-};
 
 describe('/v1/batches on the provider\'s own batch API', function () {
   this.timeout(180_000);
@@ -166,6 +160,40 @@ describe('/v1/batches on the provider\'s own batch API', function () {
     expect(await expectBooksClosed(fourth, lost)).to.equal(0);
   });
 
+  const echoCharges = (contents: string[]) => echoedCharges(suite.record, contents);
+
+  it('makes one upstream batch when the answer to its creation is lost: the retried submission finds it by its tag', async () => {
+    const fakeBatches = new FakeOpenAIBatches(upstream, { answer: echo, lostCreateAnswers: 1 });
+    const tenant = await suite.gateway.newTenant({ credits: 100 });
+    const created = await submit(tenant, [chatLine('a', 'alpha beta'), chatLine('b', 'gamma')]);
+    const done = await waitFor(tenant, created.id);
+    expect(done.status).to.equal('completed');
+    expect(done.request_counts).to.deep.equal({ total: 2, completed: 2, failed: 0 });
+    // One batch upstream, tagged with ours (its metadata and its file's name); the retry listed and did not make another.
+    expect(fakeBatches.batches.size).to.equal(1);
+    const [batch] = [...fakeBatches.batches.values()];
+    expect(batch.object.metadata).to.deep.equal({ gateway_batch_id: created.id });
+    expect(fakeBatches.files.get(batch.object.input_file_id)!.filename).to.equal(`${created.id}.jsonl`);
+    expect(upstream.received('POST /v1/batches')).to.have.length(1);
+    expect(upstream.received('GET /v1/batches')).to.have.length(1);
+    expect(await expectBooksClosed(tenant, done)).to.equal(echoCharges(['alpha beta', 'gamma']));
+  });
+
+  it('makes one upstream batch when keeping its id fails once: the retried submission takes the id it had', async () => {
+    const fakeBatches = new FakeOpenAIBatches(upstream, { answer: echo });
+    const restore = await failKeepingUpstreamIdOnce(suite.gateway.runtime.db);
+    try {
+      const tenant = await suite.gateway.newTenant({ credits: 100 });
+      const done = await waitFor(tenant, (await submit(tenant, [chatLine('a', 'one two'), chatLine('b', 'three')])).id);
+      expect(done.request_counts).to.deep.equal({ total: 2, completed: 2, failed: 0 });
+      expect(fakeBatches.batches.size).to.equal(1);
+      expect(upstream.received('POST /v1/files')).to.have.length(1);
+      expect(await expectBooksClosed(tenant, done)).to.equal(echoCharges(['one two', 'three']));
+    } finally {
+      await restore();
+    }
+  });
+
   it('serves a batch of a model without the switch on the gateway itself', async () => {
     upstream.on('POST /v1/chat/completions', { json: chatCompletion('served inline', { prompt_tokens: 5, completion_tokens: 3 }) });
     const tenant = await suite.gateway.newTenant({ credits: 100 });
@@ -175,5 +203,37 @@ describe('/v1/batches on the provider\'s own batch API', function () {
     expect(upstream.received('POST /v1/batches')).to.have.length(0);
     expect(upstream.received('POST /v1/chat/completions')).to.have.length(1);
   });
-});
 
+  describe('past its completion window', () => {
+    // A window of 8 s instead of 24 h.
+    const windowed = useNativeBatchGateway({
+      env: (url) => ({ OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'sk-batch-upstream', BATCH_WINDOW_SECONDS: '8' }), baseModel: 'gpt-4o-mini', slug: 'gpt-4o-mini-native-window',
+    });
+
+    it('forwards a cancel upstream when the window ends: the batch ends expired with what finished, the rest batch_expired, holds given back', async () => {
+      const fakeBatches = new FakeOpenAIBatches(windowed.upstream, { answer: echo, pollsBeforeEnd: 100_000 });
+      const tenant = await windowed.gateway.newTenant({ credits: 100 });
+      const line = (id: string, content: string) => ({ ...chatLine(id, content), body: { ...chatLine(id, content).body, model: windowed.record.slug } });
+      const file = await tenant.client.files.create({ file: await toFile(Buffer.from([line('a', 'alpha beta'), line('b', 'gamma'), line('c', 'delta')].map((l) => JSON.stringify(l)).join('\n')), 'window.jsonl'), purpose: 'batch' });
+      const created = await tenant.client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      expect(created.expires_at! - created.created_at).to.equal(8);
+      const done = await waitFor(tenant, created.id);
+      expect(done.status).to.equal('expired');
+      expect(done.expired_at).to.be.a('number');
+      // The window's end went upstream as a cancel; the provider answered the first request before it stopped.
+      const [batch] = [...fakeBatches.batches.values()];
+      expect(fakeBatches.batches.size).to.equal(1);
+      expect(windowed.upstream.received(`POST /v1/batches/${batch.object.id}/cancel`)).to.have.length(1);
+      expect(done.request_counts).to.deep.equal({ total: 3, completed: 1, failed: 0 });
+      const output = await fileLines(tenant, done.output_file_id);
+      expect(output.map((l) => [l.custom_id, l.response.status_code])).to.deep.equal([['a', 200]]);
+      const errors = await fileLines(tenant, done.error_file_id);
+      expect(errors.map((l) => [l.custom_id, l.error.code])).to.deep.equal([['b', 'batch_expired'], ['c', 'batch_expired']]);
+      const usage = await windowed.gateway.runtime.db('usage_records').where({ batch_id: created.id }).select('batch_custom_id');
+      expect(usage.map((u) => u.batch_custom_id)).to.deep.equal(['a']);
+      const spent = await booksClosed(windowed.gateway.runtime.db, tenant.workspaceId);
+      expect(Math.round((done as Batch & { credits_used: number }).credits_used * 1e6)).to.equal(spent);
+      expect(spent).to.equal(echoedCharges(windowed.record, ['alpha beta']));
+    });
+  });
+});

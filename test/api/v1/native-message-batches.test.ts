@@ -3,7 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { batchCharge, chatCost } from '../../../catalog/pricing';
 import { anthropicMessage, FakeAnthropicBatches, type FakeMessageResult } from '../../support/fake-anthropic-batches';
 import type { Tenant } from '../../support/gateway';
-import { expectBooksClosed as booksClosed, useNativeBatchGateway } from '../../support/native-batches';
+import { expectBooksClosed as booksClosed, failKeepingUpstreamIdOnce, useNativeBatchGateway } from '../../support/native-batches';
 
 const MODEL = 'claude-haiku-native-batches';
 
@@ -93,5 +93,23 @@ describe("/v1/messages/batches on Anthropic's own Message Batches API", function
     expect(upstream.received(`POST /v1/messages/batches/${upstreamBatch}/cancel`)).to.have.length(1);
     expect((await resultsOf(client, created.id)).map((r) => [r.custom_id, r.result.type])).to.deep.equal([['a', 'succeeded'], ['b', 'canceled']]);
     expect(await expectBooksClosed(tenant)).to.equal(batchCharge(suite.record, chatCost(suite.record, { inputTokens: 10, outputTokens: 6 })));
+  });
+
+  it('makes one message batch when keeping its id fails once: the retried submission takes the id it had', async () => {
+    const fake = new FakeAnthropicBatches(upstream, { answer: echo });
+    const restore = await failKeepingUpstreamIdOnce(suite.gateway.runtime.db);
+    try {
+      const tenant = await suite.gateway.newTenant({ credits: 100 });
+      const client = clientOf(tenant);
+      const created = await client.messages.batches.create({ requests: [request('a', 'alpha beta'), request('b', 'gamma')] });
+      const ended = await waitEnded(client, created.id);
+      expect(ended.request_counts).to.deep.equal({ processing: 0, succeeded: 2, errored: 0, canceled: 0, expired: 0 });
+      expect(fake.batches.size).to.equal(1);
+      expect(upstream.received('POST /v1/messages/batches')).to.have.length(1);
+      const expected = (words: number) => batchCharge(suite.record, chatCost(suite.record, { inputTokens: 10 * words, outputTokens: 6 }));
+      expect(await expectBooksClosed(tenant)).to.equal(expected(2) + expected(1));
+    } finally {
+      await restore();
+    }
   });
 });
